@@ -1,0 +1,291 @@
+/* The store-independent core: errors, clock, tokens, holds and the lock layer. */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "lkc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+void lkc_err_clear(lkc_err *err)
+{
+	err->code = LKC_OK;
+	err->msg[0] = '\0';
+}
+
+lkc_rc lkc_err_set(lkc_err *err, lkc_rc code, const char *fmt, ...)
+{
+	va_list ap;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+lkc_rc lkc_err_errno(lkc_err *err, lkc_rc code, int errnum, const char *fmt, ...)
+{
+	va_list ap;
+	size_t used;
+
+	err->code = code;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+	used = strlen(err->msg);
+	snprintf(err->msg + used, sizeof(err->msg) - used, ": %s", strerror(errnum));
+	return code;
+}
+
+lkc_rc lkc_rc_from_errno(int errnum)
+{
+	switch (errnum) {
+		case EACCES:
+		case EPERM:
+		case EROFS:
+			return LKC_ERR_PERM;
+		case EINVAL:
+		case ENAMETOOLONG:
+		case ELOOP:
+		case ENOTDIR:
+			return LKC_ERR_INVALID;
+		default:
+			return LKC_ERR_SYSTEM;
+	}
+}
+
+const char *lkc_rc_name(lkc_rc rc)
+{
+	static const char *const names[] = {
+		"OK", "BUSY", "EXPIRED", "LOST", "INTERRUPTED", "ERR_IO", "ERR_PROTOCOL",
+		"ERR_REFUSED", "ERR_PERM", "ERR_SYSTEM", "ERR_INVALID", "ERR_STATE",
+		"ERR_UNSUPPORTED",
+	};
+
+	if ((unsigned) rc < sizeof(names) / sizeof(names[0])) {
+		return names[rc];
+	}
+	return "UNKNOWN";
+}
+
+uint64_t lkc_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
+int64_t lkc_ms_left(uint64_t deadline_ns)
+{
+	uint64_t now = lkc_now_ns();
+
+	if (deadline_ns == 0) {
+		return INT64_MAX;
+	}
+	if (now >= deadline_ns) {
+		return 0;
+	}
+	/* Round up so that a wait never ends before its deadline. */
+	return (int64_t) ((deadline_ns - now + 999999u) / 1000000u);
+}
+
+lkc_rc lkc_token_new(char out[LKC_TOKEN_LEN + 1], lkc_err *err)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char raw[LKC_TOKEN_BYTES];
+	size_t got = 0;
+
+	while (got < sizeof(raw)) {
+		ssize_t n = getrandom(raw + got, sizeof(raw) - got, 0);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return lkc_err_errno(err, LKC_ERR_SYSTEM, errno, "cannot read random bytes for the owner token");
+		}
+		got += (size_t) n;
+	}
+	for (size_t i = 0; i < sizeof(raw); i++) {
+		out[2 * i] = hex[raw[i] >> 4];
+		out[2 * i + 1] = hex[raw[i] & 15];
+	}
+	out[LKC_TOKEN_LEN] = '\0';
+	return LKC_OK;
+}
+
+static lkc_interrupt_fn interrupt_hook;
+
+void lkc_set_interrupt_hook(lkc_interrupt_fn fn)
+{
+	interrupt_hook = fn;
+}
+
+int lkc_interrupted(void)
+{
+	return interrupt_hook != NULL && interrupt_hook();
+}
+
+lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *err)
+{
+	memset(hold, 0, sizeof(*hold));
+	hold->fd = -1;
+	hold->semid = -1;
+	hold->fence = -1;
+	if (len == 0 || len > LKC_RESOURCE_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "resource must be 1 to %d bytes long", LKC_RESOURCE_MAX);
+	}
+	hold->resource = malloc(len + 1);
+	if (hold->resource == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	memcpy(hold->resource, resource, len);
+	hold->resource[len] = '\0';
+	hold->resource_len = len;
+	if (lkc_token_new(hold->owner, err) != LKC_OK) {
+		free(hold->resource);
+		hold->resource = NULL;
+		return err->code;
+	}
+	hold->owner_pid = getpid();
+	return LKC_OK;
+}
+
+void lkc_hold_dispose(lkc_hold *hold)
+{
+	if (hold->fd >= 0) {
+		close(hold->fd);
+		hold->fd = -1;
+	}
+	free(hold->resource);
+	hold->resource = NULL;
+	free(hold->path);
+	hold->path = NULL;
+	hold->mode = LKC_MODE_NONE;
+}
+
+int lkc_hold_foreign(const lkc_hold *hold)
+{
+	return hold->mode != LKC_MODE_NONE && hold->pid != getpid();
+}
+
+static lkc_rc refuse_foreign(lkc_err *err)
+{
+	return lkc_err_set(err, LKC_ERR_STATE,
+		"this hold belongs to the parent process; a forked child cannot touch it");
+}
+
+static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
+{
+	if (ttl_ms == LKC_TTL_NONE) {
+		return 0;
+	}
+	return start_ns + (uint64_t) ttl_ms * 1000000u;
+}
+
+lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	uint64_t start;
+	lkc_rc rc;
+
+	if (hold->owner_pid != getpid()) {
+		/*
+		 * A forked child drops what it inherited and takes a token of its own, so
+		 * nothing it does can be mistaken for its parent's hold.
+		 */
+		lkc_abandon(store, hold);
+		if (lkc_token_new(hold->owner, err) != LKC_OK) {
+			return err->code;
+		}
+		hold->owner_pid = getpid();
+	}
+	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
+	}
+	/* The expiry counts from before the request, so our view never outlives the server's. */
+	start = lkc_now_ns();
+	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
+	if (rc == LKC_OK) {
+		hold->mode = mode;
+		hold->pid = getpid();
+		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+	}
+	return rc;
+}
+
+lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rc rc;
+
+	if (hold->mode == LKC_MODE_NONE) {
+		return LKC_OK;
+	}
+	if (lkc_hold_foreign(hold)) {
+		return refuse_foreign(err);
+	}
+	if (delay_ms > 0 && !(store->ops->caps & LKC_CAP_EXPIRY)) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot delay a release", store->ops->name);
+	}
+	rc = store->ops->release(store, hold, delay_ms, err);
+	/* Whatever the backend said, we no longer count this hold as ours, except when it could not be reached. */
+	if (rc == LKC_OK || rc == LKC_EXPIRED || rc == LKC_LOST) {
+		hold->mode = LKC_MODE_NONE;
+		hold->expires_ns = 0;
+		hold->fence = -1;
+	}
+	return rc;
+}
+
+lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	uint64_t start;
+	lkc_rc rc;
+
+	if (hold->mode == LKC_MODE_NONE) {
+		return lkc_err_set(err, LKC_ERR_STATE, "the lock is not held");
+	}
+	if (lkc_hold_foreign(hold)) {
+		return refuse_foreign(err);
+	}
+	start = lkc_now_ns();
+	rc = store->ops->refresh(store, hold, ttl_ms, err);
+	if (rc == LKC_OK) {
+		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+	} else if (rc == LKC_EXPIRED || rc == LKC_LOST) {
+		hold->mode = LKC_MODE_NONE;
+		hold->expires_ns = 0;
+		hold->fence = -1;
+	}
+	return rc;
+}
+
+lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	if (hold->mode == LKC_MODE_NONE) {
+		return LKC_EXPIRED;
+	}
+	if (lkc_hold_foreign(hold)) {
+		/* The parent's hold is not ours to report on. */
+		return LKC_EXPIRED;
+	}
+	return store->ops->check(store, hold, err);
+}
+
+void lkc_abandon(lkc_store *store, lkc_hold *hold)
+{
+	if (hold->mode != LKC_MODE_NONE || hold->fd >= 0) {
+		store->ops->abandon(store, hold);
+	}
+	hold->mode = LKC_MODE_NONE;
+	hold->expires_ns = 0;
+	hold->fence = -1;
+}

@@ -1,0 +1,221 @@
+/*
+ * lkc: the plain C core of the lock extension. Nothing here knows PHP.
+ *
+ * A store is a const table of operations (lkc_store_ops) plus its state; a
+ * hold (lkc_hold) is what one lock object owns on one resource. Every call
+ * returns an lkc_rc and, on failure, fills an lkc_err with the code and a
+ * message that says what failed and why.
+ */
+#ifndef LKC_H
+#define LKC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LKC_VERSION "0.1.0"
+
+/* Resource names are 1 byte to 64 KiB of arbitrary bytes. */
+#define LKC_RESOURCE_MAX 65536
+
+/* Owner tokens: 128 random bits, hex encoded. */
+#define LKC_TOKEN_BYTES 16
+#define LKC_TOKEN_LEN (LKC_TOKEN_BYTES * 2)
+
+/* A wait of LKC_WAIT_FOREVER blocks until acquired or interrupted. */
+#define LKC_WAIT_FOREVER (-1)
+/* A TTL of LKC_TTL_NONE never expires. */
+#define LKC_TTL_NONE (-1)
+
+typedef enum {
+	LKC_OK = 0,         /* done: acquired, released, refreshed, still ours */
+	LKC_BUSY,           /* somebody else holds it (after the allowed wait) */
+	LKC_EXPIRED,        /* our hold is gone and nobody holds the resource */
+	LKC_LOST,           /* our hold is gone and somebody else holds it now */
+	LKC_INTERRUPTED,    /* a wait was ended by the host (signal, time limit) */
+	LKC_ERR_IO,         /* backend unreachable, timed out, connection dropped */
+	LKC_ERR_PROTOCOL,   /* the backend answered something we cannot read */
+	LKC_ERR_REFUSED,    /* the backend refused: auth, OOM, READONLY, script error */
+	LKC_ERR_PERM,       /* permission denied by the OS */
+	LKC_ERR_SYSTEM,     /* another OS failure (limits, no space) */
+	LKC_ERR_INVALID,    /* bad argument, malformed DSN, unknown option */
+	LKC_ERR_STATE,      /* call not valid in this state (not held, wrong process) */
+	LKC_ERR_UNSUPPORTED /* the store cannot do this */
+} lkc_rc;
+
+/* An error context, filled by a failing call (hiredis's err/errstr). */
+typedef struct {
+	lkc_rc code;
+	char msg[512];
+} lkc_err;
+
+void lkc_err_clear(lkc_err *err);
+/* Sets code and a printf-style message; returns code for tail calls. */
+lkc_rc lkc_err_set(lkc_err *err, lkc_rc code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* As lkc_err_set, with ": strerror(errnum)" appended. */
+lkc_rc lkc_err_errno(lkc_err *err, lkc_rc code, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* Maps an errno of a failed system call to a result code. */
+lkc_rc lkc_rc_from_errno(int errnum);
+/* A short name for a result code, for tests and logs. */
+const char *lkc_rc_name(lkc_rc rc);
+
+/* Monotonic clock, nanoseconds. */
+uint64_t lkc_now_ns(void);
+/* Milliseconds left until deadline_ns (0 when passed); deadline 0 means none. */
+int64_t lkc_ms_left(uint64_t deadline_ns);
+
+/* Fills out with LKC_TOKEN_LEN hex characters from the OS CSPRNG, NUL-terminated. */
+lkc_rc lkc_token_new(char out[LKC_TOKEN_LEN + 1], lkc_err *err);
+
+/* SHA-256 of data into out (32 bytes). */
+void lkc_sha256(const void *data, size_t len, unsigned char out[32]);
+
+/*
+ * The host (PHP) decides whether a wait that a signal interrupted must end:
+ * max_execution_time or a PHP signal handler waiting to run. Without a hook,
+ * interrupted waits resume.
+ */
+typedef int (*lkc_interrupt_fn)(void);
+void lkc_set_interrupt_hook(lkc_interrupt_fn fn);
+int lkc_interrupted(void);
+
+typedef enum {
+	LKC_MODE_NONE = 0,
+	LKC_MODE_EXCLUSIVE,
+	LKC_MODE_SHARED
+} lkc_mode;
+
+/* What one lock object holds (or tries to hold) on one resource. */
+typedef struct lkc_hold {
+	char *resource;          /* owned copy, resource_len bytes plus a NUL */
+	size_t resource_len;
+	char owner[LKC_TOKEN_LEN + 1];
+	pid_t owner_pid;         /* process the owner token was made in */
+	lkc_mode mode;           /* LKC_MODE_NONE when not held */
+	pid_t pid;               /* process that took the hold */
+	uint64_t expires_ns;     /* monotonic expiry of the hold, 0 for none */
+	int64_t fence;           /* fencing token, -1 when none */
+	/* Store-private, derived from the resource once and kept across holds. */
+	int fd;                  /* flock: the open lock file, -1 when none */
+	char *path;              /* flock: the lock file's path */
+	int semid;               /* semaphore: the set's id, -1 when unknown */
+	int32_t semkey;          /* semaphore: the IPC key */
+} lkc_hold;
+
+/* Initialises a hold for resource with a fresh owner token. */
+lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *err);
+/* Frees what lkc_hold_init and the stores allocated; does not release. */
+void lkc_hold_dispose(lkc_hold *hold);
+
+typedef struct lkc_store lkc_store;
+
+/* Store capabilities. */
+#define LKC_CAP_EXPIRY        (1u << 0) /* holds have a TTL */
+#define LKC_CAP_SHARED        (1u << 1) /* read holds */
+#define LKC_CAP_FENCING       (1u << 2) /* fencing tokens */
+#define LKC_CAP_PROCESS_BOUND (1u << 3) /* the OS frees a hold when its process dies */
+
+/*
+ * The operations of a store. ttl_ms is LKC_TTL_NONE or > 0; wait_ms is 0 for
+ * one attempt, LKC_WAIT_FOREVER, or a bound in milliseconds.
+ */
+typedef struct lkc_store_ops {
+	const char *name;
+	unsigned caps;
+	/* Takes the hold in mode; LKC_OK, LKC_BUSY (not within wait_ms), LKC_INTERRUPTED or an error. */
+	lkc_rc (*acquire)(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+		int64_t ttl_ms, int64_t wait_ms, lkc_err *err);
+	/* Gives the hold up; LKC_OK, LKC_EXPIRED, LKC_LOST or an error. delay_ms > 0 keeps it blocked. */
+	lkc_rc (*release)(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+	/* Extends the hold to ttl_ms from now; LKC_OK, LKC_EXPIRED, LKC_LOST or an error. */
+	lkc_rc (*refresh)(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
+	/* Whether the hold is still ours: LKC_OK, LKC_EXPIRED, LKC_LOST or an error. */
+	lkc_rc (*check)(lkc_store *store, lkc_hold *hold, lkc_err *err);
+	/* Sets *locked to whether anybody holds the resource in any mode. */
+	lkc_rc (*is_locked)(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err);
+	/* Breaks whoever holds the resource. */
+	lkc_rc (*force_release)(lkc_store *store, const char *resource, size_t len, lkc_err *err);
+	/* Forgets a hold inherited across fork() without touching the parent's hold. */
+	void (*abandon)(lkc_store *store, lkc_hold *hold);
+	/* Frees the store and everything it owns. */
+	void (*destroy)(lkc_store *store);
+} lkc_store_ops;
+
+/* Every store starts with this. */
+struct lkc_store {
+	const lkc_store_ops *ops;
+};
+
+/*
+ * The lock layer over a store: validates state, records pid and expiry, and
+ * never lets a forked child touch its parent's hold.
+ */
+lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err);
+lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
+lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err);
+/* Whether the hold was taken by another process (we are a forked child). */
+int lkc_hold_foreign(const lkc_hold *hold);
+/* Drops a hold of a parent process locally, leaving the parent's hold alone. */
+void lkc_abandon(lkc_store *store, lkc_hold *hold);
+
+/* flock store: one lock file per resource in directory (created with mode when missing). */
+lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);
+/* The lock file name (no directory) for a resource; malloc'd. */
+char *lkc_flock_file_name(const char *resource, size_t len);
+
+/* SysV semaphore store; sets are created with mode. */
+lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err);
+/* The IPC key of a resource's semaphore set. */
+int32_t lkc_sem_key(const char *resource, size_t len);
+
+/* Redis connection settings. Strings are owned by the config (lkc_redis_config_free). */
+typedef struct {
+	char *host;             /* TCP host, NULL for a unix socket */
+	int port;
+	char *socket_path;      /* unix socket path, NULL for TCP */
+	char *username;         /* NULL: no ACL user */
+	char *password;         /* NULL: no AUTH */
+	int database;
+	char *prefix;           /* key prefix, may hold any bytes */
+	size_t prefix_len;
+	int64_t timeout_ms;     /* connect and command timeout */
+	int persistent;         /* keep the connection for the next store of the same process */
+} lkc_redis_config;
+
+void lkc_redis_config_init(lkc_redis_config *cfg);
+void lkc_redis_config_free(lkc_redis_config *cfg);
+/* Takes ownership of cfg's strings (cfg is left empty). */
+lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err);
+/* "host:port" or the socket path, for messages (never the password). */
+const char *lkc_redis_endpoint(const lkc_store *store);
+/* Closes every pooled persistent connection (module shutdown). */
+void lkc_redis_pool_shutdown(void);
+/* hiredis version, "major.minor.patch". */
+const char *lkc_redis_hiredis_version(void);
+
+/* A parsed DSN. */
+typedef struct {
+	char *scheme;
+	char *user;             /* NULL when absent or empty */
+	char *password;         /* NULL when absent or empty */
+	char *host;             /* NULL when absent or empty; a comma-separated list keeps its ports, port is then 0 */
+	int port;               /* 0 when absent */
+	char *path;             /* NULL when absent; as written, with its leading '/' */
+	size_t nparams;
+	char **param_keys;
+	char **param_values;
+} lkc_dsn;
+
+/*
+ * Parses scheme:[//[user[:pass]@]host[:port]][/path][?k=v&...]; percent-decodes parts.
+ * out is overwritten; on failure it is left zeroed and err never quotes the password.
+ */
+lkc_rc lkc_dsn_parse(const char *dsn, size_t len, lkc_dsn *out, lkc_err *err);
+/* Frees every part; safe on a zeroed or partly filled dsn, which it leaves zeroed. */
+void lkc_dsn_free(lkc_dsn *dsn);
+
+#endif

@@ -1,0 +1,735 @@
+/*
+ * The flock store: one lock file per resource in one directory, held with
+ * flock(2). The kernel drops a hold when the last descriptor of its open file
+ * description closes, so a killed process never leaves a lock behind.
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "lkc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How many bytes of the resource show in a lock file name, for people listing the directory. */
+#define LKC_FLOCK_READABLE_MAX 48
+
+/* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
+#define LKC_FLOCK_WAIT_MAX (INT64_C(1) << 40)
+
+typedef struct {
+	lkc_store base;
+	int dirfd;          /* the lock directory, O_DIRECTORY */
+	char *dir;          /* the directory as given, for messages */
+	int mode;           /* permissions of new lock files */
+	int inotify_fd;     /* one instance for every wait of this store, -1 until needed */
+	pid_t inotify_pid;  /* the process that created inotify_fd */
+} lkc_flock_store;
+
+/* What one locking step came to; lkc_flock_wait's result. */
+typedef enum {
+	LKC_FLOCK_GOT,      /* the lock is taken on the file that is at the path */
+	LKC_FLOCK_BUSY,     /* somebody else holds it, after the allowed wait */
+	LKC_FLOCK_STALE,    /* the file was replaced (force_release): open the new one */
+	LKC_FLOCK_INTR,     /* the host ended the wait */
+	LKC_FLOCK_FAIL      /* a system call failed; err is filled */
+} lkc_flock_step;
+
+static const lkc_store_ops lkc_flock_ops;
+
+/* Maps an errno of a file operation to a result code (never LKC_ERR_INVALID: these are runtime failures). */
+static lkc_rc lkc_flock_rc(int errnum)
+{
+	switch (errnum) {
+		case EACCES:
+		case EPERM:
+		case EROFS:
+		case ELOOP:
+			return LKC_ERR_PERM;
+		default:
+			return LKC_ERR_SYSTEM;
+	}
+}
+
+/* Fills err for a failed operation on the file name in the store's directory. */
+static lkc_rc lkc_flock_file_error(const lkc_flock_store *s, const char *what, const char *name, int errnum, lkc_err *err)
+{
+	if (errnum == ELOOP) {
+		return lkc_err_set(err, LKC_ERR_PERM,
+			"flock: lock file %s/%s is a symbolic link; refusing to follow it", s->dir, name);
+	}
+	return lkc_err_errno(err, lkc_flock_rc(errnum), errnum, "flock: cannot %s lock file %s/%s", what, s->dir, name);
+}
+
+/* The lock file name of a resource: only [A-Za-z0-9._-], never starting with '.', unique by its SHA-256. */
+char *lkc_flock_file_name(const char *resource, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char digest[32];
+	size_t readable = len < LKC_FLOCK_READABLE_MAX ? len : LKC_FLOCK_READABLE_MAX;
+	char *name = malloc(readable + 1 + 2 * sizeof(digest) + sizeof(".lock"));
+	char *p = name;
+
+	if (name == NULL) {
+		return NULL;
+	}
+	/* Only these bytes survive, so no name can hold a '/', a NUL or a control character. */
+	for (size_t i = 0; i < readable; i++) {
+		unsigned char c = (unsigned char) resource[i];
+		int keep = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+			|| c == '.' || c == '_' || c == '-';
+		/* A leading '.' would make "." or ".." or a hidden file; the temporary files of force_release start with '.'. */
+		*p++ = keep && !(i == 0 && c == '.') ? (char) c : '-';
+	}
+	if (readable > 0) {
+		*p++ = '.';
+	}
+	/* The digest makes the name unique: the readable part alone is lossy. */
+	lkc_sha256(resource, len, digest);
+	for (size_t i = 0; i < sizeof(digest); i++) {
+		*p++ = hex[digest[i] >> 4];
+		*p++ = hex[digest[i] & 15];
+	}
+	memcpy(p, ".lock", sizeof(".lock"));
+	return name;
+}
+
+/* Creates directory and its missing parents with dirmode, like mkdir -p. */
+static lkc_rc lkc_flock_mkdirs(const char *directory, mode_t dirmode, lkc_err *err)
+{
+	size_t len = strlen(directory);
+	char *path = malloc(len + 1);
+
+	if (path == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	memcpy(path, directory, len + 1);
+	for (size_t i = 1; i <= len; i++) {
+		if (path[i] != '/' && path[i] != '\0') {
+			continue;
+		}
+		if (path[i - 1] == '/') {
+			continue;
+		}
+		path[i] = '\0';
+		if (mkdir(path, dirmode) != 0 && errno != EEXIST) {
+			int e = errno;
+			lkc_err_errno(err, lkc_flock_rc(e), e, "flock: cannot create directory %s", path);
+			free(path);
+			return err->code;
+		}
+		path[i] = directory[i];
+	}
+	free(path);
+	return LKC_OK;
+}
+
+/* Opens the store on directory, creating it (and its parents) when missing. */
+lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err)
+{
+	lkc_flock_store *s;
+	mode_t dirmode;
+	int fd;
+
+	*out = NULL;
+	if (directory == NULL || directory[0] == '\0') {
+		return lkc_err_set(err, LKC_ERR_INVALID, "flock: the directory must not be empty");
+	}
+	if (mode < 0 || mode > 0777) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "flock: mode must be between 0 and 0777, %#o given", (unsigned) mode);
+	}
+	/* A directory needs search permission wherever it grants read, and its owner must be able to create files in it. */
+	dirmode = (mode_t) mode | (((mode_t) mode & 0444) >> 2) | S_IRWXU;
+	fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT) {
+		if (lkc_flock_mkdirs(directory, dirmode, err) != LKC_OK) {
+			return err->code;
+		}
+		fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		int e = errno;
+		struct stat st;
+
+		if (e == ENOTDIR && stat(directory, &st) == 0) {
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: %s is not a directory", directory);
+		}
+		return lkc_err_errno(err, lkc_flock_rc(e), e, "flock: cannot open directory %s", directory);
+	}
+	s = calloc(1, sizeof(*s));
+	if (s != NULL) {
+		s->dir = strdup(directory);
+	}
+	if (s == NULL || s->dir == NULL) {
+		free(s);
+		close(fd);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	s->base.ops = &lkc_flock_ops;
+	s->dirfd = fd;
+	s->mode = mode;
+	s->inotify_fd = -1;
+	*out = &s->base;
+	return LKC_OK;
+}
+
+/* Whether the file at name is the inode st describes: 1 yes, 0 no (replaced or gone), -1 error with err filled. */
+static int lkc_flock_at_path(const lkc_flock_store *s, const char *name, const struct stat *st, lkc_err *err)
+{
+	struct stat now;
+
+	if (fstatat(s->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) {
+		if (errno == ENOENT) {
+			return 0;
+		}
+		lkc_flock_file_error(s, "inspect", name, errno, err);
+		return -1;
+	}
+	return now.st_dev == st->st_dev && now.st_ino == st->st_ino;
+}
+
+/* Whether hold's descriptor is still the file at its path: 1, 0, or -1 with err filled. */
+static int lkc_flock_still_ours(const lkc_flock_store *s, const lkc_hold *hold, lkc_err *err)
+{
+	struct stat st;
+
+	if (fstat(hold->fd, &st) != 0) {
+		lkc_flock_file_error(s, "inspect", hold->path, errno, err);
+		return -1;
+	}
+	return lkc_flock_at_path(s, hold->path, &st, err);
+}
+
+/* Opens the lock file name without creating it; -1 with *missing set when there is none, -1 with err filled on failure. */
+static int lkc_flock_open_existing(const lkc_flock_store *s, const char *name, int *missing, lkc_err *err)
+{
+	struct stat st;
+	int fd;
+
+	*missing = 0;
+	/* O_NONBLOCK: a FIFO planted at the name must not hang us; flock ignores it. */
+	do {
+		fd = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			*missing = 1;
+		} else {
+			lkc_flock_file_error(s, "open", name, errno, err);
+		}
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, name);
+		return -1;
+	}
+	return fd;
+}
+
+/* Whether anybody holds the lock file name in any mode: 1, 0 (also when missing), -1 with err filled. */
+static int lkc_flock_probe(const lkc_flock_store *s, const char *name, lkc_err *err)
+{
+	int missing;
+	int fd = lkc_flock_open_existing(s, name, &missing, err);
+	int rc;
+
+	if (fd < 0) {
+		return missing ? 0 : -1;
+	}
+	/*
+	 * A fresh descriptor is an open file description of its own, so it conflicts with
+	 * every holder, this process's included. Succeeding holds the lock for an instant,
+	 * in which a one-shot acquire elsewhere may find it busy: flock has no way to look
+	 * without taking.
+	 */
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+		flock(fd, LOCK_UN);
+		rc = 0;
+	} else if (errno == EWOULDBLOCK) {
+		rc = 1;
+	} else {
+		lkc_flock_file_error(s, "lock", name, errno, err);
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
+/* Our hold on name is gone: LKC_LOST if somebody holds the file now, else LKC_EXPIRED. */
+static lkc_rc lkc_flock_gone(const lkc_flock_store *s, const char *name)
+{
+	lkc_err ignored;
+
+	/* The hold is gone either way; a failing probe only loses the detail of who has it. */
+	if (name != NULL && lkc_flock_probe(s, name, &ignored) == 1) {
+		return LKC_LOST;
+	}
+	return LKC_EXPIRED;
+}
+
+/* Unlocks and closes fd. */
+static void lkc_flock_unlock_close(int fd)
+{
+	/*
+	 * Unlock before closing: a descriptor inherited by a forked child keeps the open
+	 * file description, and with it the lock, alive past our close().
+	 */
+	flock(fd, LOCK_UN);
+	close(fd);
+}
+
+/* Unlocks and closes hold's descriptor. */
+static void lkc_flock_drop(lkc_hold *hold)
+{
+	lkc_flock_unlock_close(hold->fd);
+	hold->fd = -1;
+}
+
+/* The store's inotify instance (created on first use), or -1 when the system has none to give. */
+static int lkc_flock_inotify(lkc_flock_store *s)
+{
+	pid_t pid = getpid();
+
+	if (s->inotify_fd >= 0 && s->inotify_pid != pid) {
+		/* A forked child shares its parent's instance and would steal the parent's events. */
+		close(s->inotify_fd);
+		s->inotify_fd = -1;
+	}
+	if (s->inotify_fd < 0) {
+		s->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+		s->inotify_pid = pid;
+	}
+	return s->inotify_fd;
+}
+
+/* Reads every queued event; returns whether there was one. */
+static int lkc_flock_drain(int ino)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	int any = 0;
+
+	for (;;) {
+		ssize_t n = read(ino, buf, sizeof(buf));
+		if (n > 0) {
+			any = 1;
+		} else if (n < 0 && errno == EINTR) {
+			continue;
+		} else {
+			return any;
+		}
+	}
+}
+
+/* Watches the inode open as fd for the events that can mean its lock was dropped; the watch descriptor or -1. */
+static int lkc_flock_watch(int ino, int fd)
+{
+	char path[64];
+
+	/*
+	 * Through /proc/self/fd the watch lands on exactly the inode our flock() competes
+	 * on, even if the name was replaced meanwhile. The magic link must be followed
+	 * (so no IN_DONT_FOLLOW); it cannot lead elsewhere, as fd was opened O_NOFOLLOW.
+	 * Holders release by closing, and the kernel closes a killed holder's files, so
+	 * IN_CLOSE_* covers both; IN_ATTRIB and the *_SELF events report force_release.
+	 */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return inotify_add_watch(ino, path,
+		IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
+}
+
+/* One non-blocking attempt at op on fd, whose inode st describes; checks that the file is still at the path. */
+static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, int fd,
+	const struct stat *st, int op, lkc_err *err)
+{
+	int at, r;
+
+	while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+		continue;
+	}
+	if (r != 0) {
+		if (errno != EWOULDBLOCK) {
+			lkc_flock_file_error(s, "lock", name, errno, err);
+			return LKC_FLOCK_FAIL;
+		}
+		/* A holder of a replaced file blocks only that file: look whether the name moved on. */
+		at = lkc_flock_at_path(s, name, st, err);
+		return at < 0 ? LKC_FLOCK_FAIL : at ? LKC_FLOCK_BUSY : LKC_FLOCK_STALE;
+	}
+	/* force_release may have replaced the file between our open() and our flock(). */
+	at = lkc_flock_at_path(s, name, st, err);
+	return at < 0 ? LKC_FLOCK_FAIL : at ? LKC_FLOCK_GOT : LKC_FLOCK_STALE;
+}
+
+/* Milliseconds a wait may still last: -1 without bound, else 0 to INT_MAX. */
+static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
+{
+	int64_t left;
+
+	if (wait_ms < 0) {
+		return -1;
+	}
+	if (wait_ms == 0) {
+		return 0;
+	}
+	left = lkc_ms_left(deadline_ns);
+	return left > INT_MAX ? INT_MAX : (int) left;
+}
+
+/*
+ * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
+ * kernel through inotify rather than by polling the lock.
+ */
+static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, int op,
+	int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+{
+	struct stat st;
+	lkc_flock_step step;
+	int ino = -1, wd = -1, fallback = 0;
+	int settle_ms = 0, slice_ms = 1;
+
+	if (fstat(fd, &st) != 0) {
+		lkc_flock_file_error(s, "inspect", name, errno, err);
+		return LKC_FLOCK_FAIL;
+	}
+	for (;;) {
+		struct pollfd pfd;
+		int timeout, n;
+
+		step = lkc_flock_try(s, name, fd, &st, op, err);
+		if (step != LKC_FLOCK_BUSY) {
+			break;
+		}
+		timeout = lkc_flock_left(wait_ms, deadline_ns);
+		if (timeout == 0) {
+			break;
+		}
+		if (wd < 0 && !fallback) {
+			ino = lkc_flock_inotify(s);
+			wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
+			if (wd >= 0) {
+				/* Armed before the next attempt, so a release between the two cannot be missed. */
+				lkc_flock_drain(ino);
+				continue;
+			}
+			fallback = 1;
+		}
+		if (fallback) {
+			/*
+			 * Without inotify (instances or watches exhausted, no /proc) nothing tells
+			 * us of a release short of blocking in flock() with no way to time out, so
+			 * we look again after short sleeps that grow to 50 ms.
+			 */
+			if (timeout < 0 || timeout > slice_ms) {
+				timeout = slice_ms;
+			}
+			slice_ms = slice_ms >= 25 ? 50 : slice_ms * 2;
+		} else if (settle_ms > 0) {
+			/*
+			 * The kernel posts IN_CLOSE of a dying file just before it drops that file's
+			 * flock (__fput calls fsnotify_close before locks_remove_file), so an attempt
+			 * right after the event can still fail: look again a few times, briefly.
+			 */
+			if (timeout < 0 || timeout > settle_ms) {
+				timeout = settle_ms;
+			}
+			settle_ms = settle_ms >= 32 ? 0 : settle_ms * 2;
+		}
+		pfd.fd = fallback ? -1 : ino;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		n = poll(&pfd, 1, timeout);
+		if (n < 0) {
+			if (errno != EINTR) {
+				lkc_err_errno(err, LKC_ERR_SYSTEM, errno, "flock: cannot wait for lock file %s/%s", s->dir, name);
+				step = LKC_FLOCK_FAIL;
+				break;
+			}
+			if (lkc_interrupted()) {
+				step = LKC_FLOCK_INTR;
+				break;
+			}
+		} else if (n > 0 && lkc_flock_drain(ino)) {
+			settle_ms = 1;
+		}
+	}
+	if (wd >= 0) {
+		/* One process waits for one lock at a time: the watch ends with the wait, and its leftover events are drained by the next. */
+		inotify_rm_watch(ino, wd);
+	}
+	return step;
+}
+
+/* Waits longer than LKC_FLOCK_WAIT_MAX count as waits without bound. */
+static int64_t lkc_flock_clamp_wait(int64_t wait_ms)
+{
+	return wait_ms < 0 || wait_ms > LKC_FLOCK_WAIT_MAX ? LKC_WAIT_FOREVER : wait_ms;
+}
+
+/*
+ * Changes the mode of a hold we have: LKC_OK, LKC_BUSY, LKC_INTERRUPTED, an error,
+ * or LKC_EXPIRED when the hold turned out to be gone (the caller then acquires anew).
+ */
+static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mode,
+	int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+{
+	int ours = lkc_flock_still_ours(s, hold, err);
+	int old_op = hold->mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX;
+	lkc_flock_step step;
+
+	if (ours < 0) {
+		return err->code;
+	}
+	if (!ours) {
+		lkc_flock_drop(hold);
+		return LKC_EXPIRED;
+	}
+	if (mode == hold->mode) {
+		return LKC_OK;
+	}
+	/*
+	 * flock() converts by dropping the old lock and then taking the new one, and it
+	 * is not atomic: a promotion holds nothing while it waits (which is also why two
+	 * promoting readers cannot deadlock). When it fails we take the old mode back;
+	 * if even that fails the hold is gone, and check() and release() will say so.
+	 */
+	step = lkc_flock_wait(s, hold->path, hold->fd, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX,
+		wait_ms, deadline_ns, err);
+	switch (step) {
+		case LKC_FLOCK_GOT:
+			return LKC_OK;
+		case LKC_FLOCK_STALE:
+			lkc_flock_drop(hold);
+			return LKC_EXPIRED;
+		default:
+			if (flock(hold->fd, old_op | LOCK_NB) != 0) {
+				lkc_flock_drop(hold);
+			}
+			return step == LKC_FLOCK_BUSY ? LKC_BUSY : step == LKC_FLOCK_INTR ? LKC_INTERRUPTED : err->code;
+	}
+}
+
+/* Takes or converts the hold, waiting as wait_ms allows; on failure the hold keeps what it had, if anything. */
+static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	int op = mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX;
+	uint64_t deadline_ns;
+
+	(void) ttl_ms; /* A flock hold lasts until released or until its process ends. */
+	wait_ms = lkc_flock_clamp_wait(wait_ms);
+	deadline_ns = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
+	if (hold->fd >= 0 && hold->mode != LKC_MODE_NONE) {
+		lkc_rc rc = lkc_flock_convert(s, hold, mode, wait_ms, deadline_ns, err);
+		if (rc != LKC_EXPIRED) {
+			return rc;
+		}
+	} else if (hold->fd >= 0) {
+		/* A descriptor left without a hold locks nothing of ours; plain close leaves any inherited lock alone. */
+		close(hold->fd);
+		hold->fd = -1;
+	}
+	if (hold->path == NULL) {
+		hold->path = lkc_flock_file_name(hold->resource, hold->resource_len);
+		if (hold->path == NULL) {
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+		}
+	}
+	for (;;) {
+		struct stat st;
+		lkc_flock_step step;
+		int fd;
+
+		/* Read-write, so that the file can carry data for its holders (a fencing counter). */
+		do {
+			fd = openat(s->dirfd, hold->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
+		} while (fd < 0 && errno == EINTR);
+		if (fd < 0) {
+			return lkc_flock_file_error(s, "open", hold->path, errno, err);
+		}
+		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+			close(fd);
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
+		}
+		step = lkc_flock_wait(s, hold->path, fd, op, wait_ms, deadline_ns, err);
+		if (step == LKC_FLOCK_GOT) {
+			hold->fd = fd;
+			return LKC_OK;
+		}
+		if (step == LKC_FLOCK_STALE) {
+			lkc_flock_unlock_close(fd);
+			continue;
+		}
+		close(fd);
+		return step == LKC_FLOCK_BUSY ? LKC_BUSY : step == LKC_FLOCK_INTR ? LKC_INTERRUPTED : err->code;
+	}
+}
+
+/* Unlocks and closes the lock file; LKC_EXPIRED or LKC_LOST when force_release broke the hold first. */
+static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	int ours, nudge;
+
+	(void) delay_ms; /* The lock layer refuses delays for stores without expiry. */
+	if (hold->fd < 0) {
+		return lkc_flock_gone(s, hold->path);
+	}
+	ours = lkc_flock_still_ours(s, hold, err);
+	lkc_flock_drop(hold);
+	if (ours == 0) {
+		return lkc_flock_gone(s, hold->path);
+	}
+	/*
+	 * Waiters wake on IN_CLOSE, which our close() does not post while a forked child
+	 * still has the descriptor: opening and closing the file posts one for them.
+	 */
+	nudge = openat(s->dirfd, hold->path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (nudge >= 0) {
+		close(nudge);
+	}
+	/* A failed look at the path does not undo the release. */
+	lkc_err_clear(err);
+	return LKC_OK;
+}
+
+/* LKC_OK while our descriptor is still the file at the path. */
+static lkc_rc lkc_flock_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	int ours;
+
+	if (hold->fd < 0) {
+		return lkc_flock_gone(s, hold->path);
+	}
+	ours = lkc_flock_still_ours(s, hold, err);
+	if (ours < 0) {
+		return err->code;
+	}
+	return ours ? LKC_OK : lkc_flock_gone(s, hold->path);
+}
+
+/* As check, and lets go of a broken hold's file. */
+static lkc_rc lkc_flock_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	lkc_rc rc = lkc_flock_check(store, hold, err);
+
+	(void) ttl_ms; /* Nothing expires; refreshing only confirms the hold. */
+	if ((rc == LKC_EXPIRED || rc == LKC_LOST) && hold->fd >= 0) {
+		/* The lock layer forgets the hold now: let go of the replaced file too. */
+		lkc_flock_drop(hold);
+	}
+	return rc;
+}
+
+/* Whether anybody, this process included, holds the resource's lock file; creates nothing. */
+static lkc_rc lkc_flock_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	char *name = lkc_flock_file_name(resource, len);
+	int r;
+
+	if (name == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	r = lkc_flock_probe(s, name, err);
+	free(name);
+	if (r < 0) {
+		return err->code;
+	}
+	*locked = r;
+	return LKC_OK;
+}
+
+/* Breaks every holder of the resource by putting a fresh file at its name. */
+static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	char token[LKC_TOKEN_LEN + 1];
+	char tmp[LKC_TOKEN_LEN + 16];
+	char *name = lkc_flock_file_name(resource, len);
+	struct stat st;
+	int fd;
+
+	if (name == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		lkc_rc rc = errno == ENOENT ? LKC_OK : lkc_flock_file_error(s, "inspect", name, errno, err);
+		free(name);
+		return rc;
+	}
+	/*
+	 * Holders keep their lock on the inode, so the only way to break them is to put a
+	 * new file at the name, atomically: they are left with an unlinked inode (their
+	 * check() says so), and waiters get IN_ATTRIB on the old one and move over. The
+	 * temporary name starts with '.', which no lock file name does.
+	 */
+	if (lkc_token_new(token, err) != LKC_OK) {
+		free(name);
+		return err->code;
+	}
+	snprintf(tmp, sizeof(tmp), ".%s.tmp", token);
+	fd = openat(s->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
+	if (fd < 0) {
+		lkc_flock_file_error(s, "create", tmp, errno, err);
+		free(name);
+		return err->code;
+	}
+	close(fd);
+	if (renameat(s->dirfd, tmp, s->dirfd, name) != 0) {
+		lkc_flock_file_error(s, "replace", name, errno, err);
+		unlinkat(s->dirfd, tmp, 0);
+		free(name);
+		return err->code;
+	}
+	free(name);
+	return LKC_OK;
+}
+
+/* Closes an inherited descriptor, leaving the parent's lock in place. */
+static void lkc_flock_abandon(lkc_store *store, lkc_hold *hold)
+{
+	(void) store;
+	if (hold->fd >= 0) {
+		/* No LOCK_UN: the lock belongs to the open file description, which the parent still uses. */
+		close(hold->fd);
+		hold->fd = -1;
+	}
+}
+
+/* Closes the directory and the inotify instance and frees the store. */
+static void lkc_flock_destroy(lkc_store *store)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+
+	close(s->dirfd);
+	if (s->inotify_fd >= 0) {
+		close(s->inotify_fd);
+	}
+	free(s->dir);
+	free(s);
+}
+
+static const lkc_store_ops lkc_flock_ops = {
+	.name = "flock",
+	.caps = LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
+	.acquire = lkc_flock_acquire,
+	.release = lkc_flock_release,
+	.refresh = lkc_flock_refresh,
+	.check = lkc_flock_check,
+	.is_locked = lkc_flock_is_locked,
+	.force_release = lkc_flock_force_release,
+	.abandon = lkc_flock_abandon,
+	.destroy = lkc_flock_destroy,
+};

@@ -1,0 +1,1256 @@
+/*
+ * The Redis store: a resource's lock is one key holding the owner token, with
+ * a TTL. Scripts compare the token before they delete or extend, so a hold
+ * that expired and was taken by somebody else is never touched.
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "lkc.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#define LKC_RS_STR2(x) #x
+#define LKC_RS_STR(x) LKC_RS_STR2(x)
+
+/* Longest back-off between two attempts of a waiting acquire, in milliseconds. */
+#define LKC_RS_BACKOFF_MAX 16
+/* Idle persistent connections kept per process; more are closed. */
+#define LKC_RS_POOL_MAX 64
+
+/*
+ * KEYS[1] the lock key; ARGV[1] our owner token; ARGV[2] a delay in ms, "0"
+ * to delete now. Returns 1 when it was ours, 0 when absent, -1 when another
+ * owner has it.
+ */
+static const char lkc_rs_release_lua[] =
+	"local v = redis.call('GET', KEYS[1])\n"
+	"if not v then return 0 end\n"
+	"if v ~= ARGV[1] then return -1 end\n"
+	"if ARGV[2] ~= '0' then\n"
+	"\tredis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+	"else\n"
+	"\tredis.call('DEL', KEYS[1])\n"
+	"end\n"
+	"return 1\n";
+
+/* As the release script, with ARGV[2] the new TTL in ms, or "" for none. */
+static const char lkc_rs_refresh_lua[] =
+	"local v = redis.call('GET', KEYS[1])\n"
+	"if not v then return 0 end\n"
+	"if v ~= ARGV[1] then return -1 end\n"
+	"if ARGV[2] == '' then\n"
+	"\tredis.call('PERSIST', KEYS[1])\n"
+	"else\n"
+	"\tredis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+	"end\n"
+	"return 1\n";
+
+typedef struct {
+	lkc_store base;
+	lkc_redis_config cfg;
+	char *endpoint;          /* "host:port" or the socket path, for messages */
+	char *pool_key;          /* what a pooled connection must match to be reused */
+	size_t pool_key_len;
+	char release_sha[41];
+	char refresh_sha[41];
+	redisContext *ctx;       /* NULL until first use and after an I/O error */
+	pid_t ctx_pid;           /* the process that made ctx */
+	int interrupted;         /* a signal the host wants handled arrived during I/O */
+} lkc_rs_store;
+
+/* The budget of one store operation. */
+typedef struct {
+	uint64_t deadline;       /* every connect, write and read ends by then */
+	int sent;                /* the last failure came after a command may have reached the server */
+	int recovered;           /* the one reconnect allowed after a failed command is spent */
+} lkc_rs_op;
+
+/* One command as binary-safe arguments. */
+typedef struct {
+	int argc;
+	const char **argv;
+	const size_t *lens;
+} lkc_rs_cmd;
+
+/* A connection kept for the next store of this process with the same settings. */
+typedef struct lkc_rs_pooled {
+	struct lkc_rs_pooled *next;
+	char *key;
+	size_t key_len;
+	redisContext *ctx;
+	pid_t pid;
+} lkc_rs_pooled;
+
+static lkc_rs_pooled *lkc_rs_pool;
+static size_t lkc_rs_pool_size;
+static pthread_mutex_t lkc_rs_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Rotates x left by n bits. */
+static uint32_t lkc_rs_rol(uint32_t x, int n)
+{
+	return (x << n) | (x >> (32 - n));
+}
+
+/* Mixes one 64-byte block into a SHA-1 state. */
+static void lkc_rs_sha1_block(uint32_t h[5], const unsigned char *p)
+{
+	uint32_t w[80], a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
+
+	for (int i = 0; i < 16; i++) {
+		w[i] = (uint32_t) p[4 * i] << 24 | (uint32_t) p[4 * i + 1] << 16
+			| (uint32_t) p[4 * i + 2] << 8 | (uint32_t) p[4 * i + 3];
+	}
+	for (int i = 16; i < 80; i++) {
+		w[i] = lkc_rs_rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+	}
+	for (int i = 0; i < 80; i++) {
+		uint32_t f, k, t;
+
+		if (i < 20) {
+			f = (b & c) | (~b & d);
+			k = 0x5A827999u;
+		} else if (i < 40) {
+			f = b ^ c ^ d;
+			k = 0x6ED9EBA1u;
+		} else if (i < 60) {
+			f = (b & c) | (b & d) | (c & d);
+			k = 0x8F1BBCDCu;
+		} else {
+			f = b ^ c ^ d;
+			k = 0xCA62C1D6u;
+		}
+		t = lkc_rs_rol(a, 5) + f + e + k + w[i];
+		e = d;
+		d = c;
+		c = lkc_rs_rol(b, 30);
+		b = a;
+		a = t;
+	}
+	h[0] += a;
+	h[1] += b;
+	h[2] += c;
+	h[3] += d;
+	h[4] += e;
+}
+
+/* The SHA-1 of data in lowercase hex: the name Redis gives a script in its cache. */
+static void lkc_rs_sha1_hex(const char *data, size_t len, char out[41])
+{
+	static const char hex[] = "0123456789abcdef";
+	uint32_t h[5] = { 0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u, 0xC3D2E1F0u };
+	unsigned char tail[128];
+	size_t full = len / 64 * 64, rest = len - full, tail_len;
+	uint64_t bits = (uint64_t) len * 8;
+
+	for (size_t off = 0; off < full; off += 64) {
+		lkc_rs_sha1_block(h, (const unsigned char *) data + off);
+	}
+	memset(tail, 0, sizeof(tail));
+	memcpy(tail, data + full, rest);
+	tail[rest] = 0x80;
+	tail_len = rest + 1 + 8 <= 64 ? 64 : 128;
+	for (int i = 0; i < 8; i++) {
+		tail[tail_len - 1 - i] = (unsigned char) (bits >> (8 * i));
+	}
+	lkc_rs_sha1_block(h, tail);
+	if (tail_len == 128) {
+		lkc_rs_sha1_block(h, tail + 64);
+	}
+	for (int i = 0; i < 20; i++) {
+		unsigned char byte = (unsigned char) (h[i / 4] >> (24 - 8 * (i % 4)));
+		out[2 * i] = hex[byte >> 4];
+		out[2 * i + 1] = hex[byte & 15];
+	}
+	out[40] = '\0';
+}
+
+/*
+ * The key of a resource: prefix + "{" + resource + "}" + suffix. Every key of
+ * one resource (lock, fencing counter, queue, readers) shares the braced hash
+ * tag, so scripts may touch them together.
+ */
+static char *lkc_rs_key(const lkc_rs_store *s, const char *resource, size_t len,
+	const char *suffix, size_t *key_len)
+{
+	size_t prefix_len = s->cfg.prefix_len, suffix_len = strlen(suffix);
+	char *key = malloc(prefix_len + len + suffix_len + 3);
+
+	if (key == NULL) {
+		return NULL;
+	}
+	if (prefix_len > 0) {
+		memcpy(key, s->cfg.prefix, prefix_len);
+	}
+	key[prefix_len] = '{';
+	memcpy(key + prefix_len + 1, resource, len);
+	key[prefix_len + 1 + len] = '}';
+	memcpy(key + prefix_len + 2 + len, suffix, suffix_len);
+	*key_len = prefix_len + len + suffix_len + 2;
+	key[*key_len] = '\0';
+	return key;
+}
+
+/* Fills err with "Redis at ENDPOINT: " and the formatted cause; returns code. */
+__attribute__((format(printf, 4, 5)))
+static lkc_rc lkc_rs_fail(const lkc_rs_store *s, lkc_err *err, lkc_rc code, const char *fmt, ...)
+{
+	char cause[sizeof(err->msg)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cause, sizeof(cause), fmt, ap);
+	va_end(ap);
+	return lkc_err_set(err, code, "Redis at %s: %s", s->endpoint, cause);
+}
+
+/*
+ * Copies text that came from the server or the system into out for a
+ * message: control bytes become '?', and the password is masked wherever it
+ * appears, so no reply can smuggle it into an error.
+ */
+static void lkc_rs_quote(const lkc_rs_store *s, const char *text, size_t len, char *out, size_t size)
+{
+	const char *pw = s->cfg.password;
+	size_t pw_len = pw != NULL ? strlen(pw) : 0, o = 0;
+
+	for (size_t i = 0; i < len && o + 1 < size; ) {
+		if (pw_len > 0 && len - i >= pw_len && memcmp(text + i, pw, pw_len) == 0) {
+			for (int k = 0; k < 3 && o + 1 < size; k++) {
+				out[o++] = '*';
+			}
+			i += pw_len;
+			continue;
+		}
+		out[o++] = (unsigned char) text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
+		i++;
+	}
+	out[o] = '\0';
+}
+
+/* Like lkc_rs_quote for a system message, with its first letter lowered to read as a cause. */
+static void lkc_rs_quote_errstr(const lkc_rs_store *s, const char *text, char *out, size_t size)
+{
+	lkc_rs_quote(s, text, strlen(text), out, size);
+	if (out[0] >= 'A' && out[0] <= 'Z' && (out[1] < 'A' || out[1] > 'Z')) {
+		out[0] = (char) (out[0] - 'A' + 'a');
+	}
+}
+
+/* A timeval for ms milliseconds, at least one: zero would mean "no timeout" to the socket layer. */
+static struct timeval lkc_rs_tv(int64_t ms)
+{
+	struct timeval tv;
+
+	if (ms < 1) {
+		ms = 1;
+	}
+	tv.tv_sec = (time_t) (ms / 1000);
+	tv.tv_usec = (suseconds_t) (ms % 1000) * 1000;
+	return tv;
+}
+
+/* Starts the budget of one operation: timeout_ms from now. */
+static void lkc_rs_op_start(const lkc_rs_store *s, lkc_rs_op *op)
+{
+	op->deadline = lkc_now_ns() + (uint64_t) s->cfg.timeout_ms * 1000000u;
+	op->sent = 0;
+	op->recovered = 0;
+}
+
+/* Whether a failed command may be recovered by one reconnect within the operation's budget. */
+static int lkc_rs_may_recover(const lkc_rs_op *op, lkc_rc rc)
+{
+	return rc == LKC_ERR_IO && op->sent && !op->recovered && lkc_ms_left(op->deadline) > 0;
+}
+
+/* Closes a context without sending anything (redisFree only closes the socket). */
+static void lkc_rs_close(redisContext *ctx)
+{
+	redisFree(ctx);
+}
+
+/* Drops the store's connection; the next operation connects anew. */
+static void lkc_rs_discard(lkc_rs_store *s)
+{
+	if (s->ctx != NULL) {
+		lkc_rs_close(s->ctx);
+		s->ctx = NULL;
+	}
+}
+
+/* Unlinks and closes pooled connections made by another process; the pool lock is held. */
+static void lkc_rs_pool_sweep_locked(pid_t self)
+{
+	lkc_rs_pooled **link = &lkc_rs_pool;
+
+	while (*link != NULL) {
+		lkc_rs_pooled *e = *link;
+
+		if (e->pid == self) {
+			link = &e->next;
+			continue;
+		}
+		/* A parent's socket: closing our copy leaves the parent's connection alone. */
+		*link = e->next;
+		lkc_rs_close(e->ctx);
+		free(e->key);
+		free(e);
+		lkc_rs_pool_size--;
+	}
+}
+
+/* Takes an idle connection of this process made with the same settings, or NULL. */
+static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
+{
+	redisContext *ctx = NULL;
+	lkc_rs_pooled **link;
+
+	pthread_mutex_lock(&lkc_rs_pool_lock);
+	lkc_rs_pool_sweep_locked(getpid());
+	for (link = &lkc_rs_pool; *link != NULL; link = &(*link)->next) {
+		lkc_rs_pooled *e = *link;
+
+		if (e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
+			*link = e->next;
+			ctx = e->ctx;
+			free(e->key);
+			free(e);
+			lkc_rs_pool_size--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lkc_rs_pool_lock);
+	return ctx;
+}
+
+/* Keeps ctx for reuse by this process, or closes it when the pool is full. */
+static void lkc_rs_pool_put(const char *key, size_t key_len, redisContext *ctx)
+{
+	lkc_rs_pooled *e = malloc(sizeof(*e));
+
+	if (e != NULL) {
+		e->key = malloc(key_len);
+	}
+	if (e == NULL || e->key == NULL) {
+		free(e);
+		lkc_rs_close(ctx);
+		return;
+	}
+	memcpy(e->key, key, key_len);
+	e->key_len = key_len;
+	e->ctx = ctx;
+	e->pid = getpid();
+	pthread_mutex_lock(&lkc_rs_pool_lock);
+	lkc_rs_pool_sweep_locked(e->pid);
+	if (lkc_rs_pool_size >= LKC_RS_POOL_MAX) {
+		pthread_mutex_unlock(&lkc_rs_pool_lock);
+		lkc_rs_close(ctx);
+		free(e->key);
+		free(e);
+		return;
+	}
+	e->next = lkc_rs_pool;
+	lkc_rs_pool = e;
+	lkc_rs_pool_size++;
+	pthread_mutex_unlock(&lkc_rs_pool_lock);
+}
+
+void lkc_redis_pool_shutdown(void)
+{
+	pthread_mutex_lock(&lkc_rs_pool_lock);
+	while (lkc_rs_pool != NULL) {
+		lkc_rs_pooled *e = lkc_rs_pool;
+
+		lkc_rs_pool = e->next;
+		lkc_rs_close(e->ctx);
+		free(e->key);
+		free(e);
+	}
+	lkc_rs_pool_size = 0;
+	pthread_mutex_unlock(&lkc_rs_pool_lock);
+}
+
+/*
+ * Waits until fd is ready for events or the deadline passes: 1 ready, 0 timed
+ * out, -1 failed (errno). A signal does not end the wait, but one the host
+ * wants handled is remembered for the waiting acquire.
+ */
+static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadline)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
+		int64_t ms = lkc_ms_left(deadline);
+		int n;
+
+		if (ms == 0) {
+			return 0;
+		}
+		n = poll(&pfd, 1, ms > 60000 ? 60000 : (int) ms);
+		if (n > 0) {
+			return 1;
+		}
+		if (n < 0) {
+			if (errno != EINTR) {
+				return -1;
+			}
+			if (lkc_interrupted()) {
+				s->interrupted = 1;
+			}
+		}
+	}
+}
+
+/* Writes out hiredis's buffer; SIGPIPE is held back so that a dropped connection is an error, not the end of the process. */
+static int lkc_rs_buffer_write(redisContext *ctx, int *done)
+{
+	struct sigaction current;
+	sigset_t pipe_set, pending, old;
+	int was_pending, rc, saved;
+
+	if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_IGN) {
+		return redisBufferWrite(ctx, done);
+	}
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigpending(&pending);
+	was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	rc = redisBufferWrite(ctx, done);
+	saved = errno;
+	if (!was_pending) {
+		sigpending(&pending);
+		if (sigismember(&pending, SIGPIPE)) {
+			struct timespec zero = { 0, 0 };
+
+			sigtimedwait(&pipe_set, NULL, &zero);
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return rc;
+}
+
+/* Turns a failed socket wait or hiredis call into an error, and drops the connection. */
+static lkc_rc lkc_rs_io_fail(lkc_rs_store *s, int waited, int errnum, const char *doing, lkc_err *err)
+{
+	char cause[256];
+	lkc_rc code = LKC_ERR_IO;
+
+	if (waited == 0) {
+		snprintf(cause, sizeof(cause), "timed out after %lld ms %s",
+			(long long) s->cfg.timeout_ms, doing);
+	} else if (waited < 0) {
+		char sys[128];
+
+		lkc_rs_quote_errstr(s, strerror(errnum), sys, sizeof(sys));
+		snprintf(cause, sizeof(cause), "connection error %s: %s", doing, sys);
+	} else {
+		char text[160];
+
+		lkc_rs_quote_errstr(s, s->ctx->errstr, text, sizeof(text));
+		switch (s->ctx->err) {
+			case REDIS_ERR_EOF:
+				snprintf(cause, sizeof(cause), "connection closed by the server %s", doing);
+				break;
+			case REDIS_ERR_PROTOCOL:
+				code = LKC_ERR_PROTOCOL;
+				snprintf(cause, sizeof(cause), "protocol error %s: %s", doing, text);
+				break;
+			case REDIS_ERR_OOM:
+				code = LKC_ERR_SYSTEM;
+				snprintf(cause, sizeof(cause), "out of memory %s", doing);
+				break;
+			default:
+				if (errnum == EAGAIN || errnum == EWOULDBLOCK) {
+					snprintf(cause, sizeof(cause), "timed out after %lld ms %s",
+						(long long) s->cfg.timeout_ms, doing);
+				} else {
+					snprintf(cause, sizeof(cause), "connection error %s: %s", doing, text);
+				}
+				break;
+		}
+	}
+	lkc_rs_discard(s);
+	return lkc_rs_fail(s, err, code, "%s", cause);
+}
+
+/* Frees the first n replies. */
+static void lkc_rs_free_replies(redisReply **replies, int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (replies[i] != NULL) {
+			freeReplyObject(replies[i]);
+			replies[i] = NULL;
+		}
+	}
+}
+
+/*
+ * Sends n commands in one write on the current connection and reads their n
+ * replies, all before the operation's deadline. Any failure drops the
+ * connection; op->sent then says whether the server may have run them.
+ */
+static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
+	redisReply **replies, lkc_err *err)
+{
+	redisContext *ctx = s->ctx;
+	int done = 0, got = 0, w;
+
+	op->sent = 0;
+	for (int i = 0; i < n; i++) {
+		replies[i] = NULL;
+	}
+	if (lkc_ms_left(op->deadline) == 0) {
+		return lkc_rs_io_fail(s, 0, 0, "before sending a command", err);
+	}
+	/* A safety net under the polls below: no single blocking read or write outlives the budget. */
+	if (redisSetTimeout(ctx, lkc_rs_tv(lkc_ms_left(op->deadline))) != REDIS_OK) {
+		return lkc_rs_io_fail(s, -1, errno, "setting the socket timeout", err);
+	}
+	for (int i = 0; i < n; i++) {
+		if (redisAppendCommandArgv(ctx, cmds[i].argc, cmds[i].argv, cmds[i].lens) != REDIS_OK) {
+			lkc_rs_discard(s);
+			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
+		}
+	}
+	op->sent = 1;
+	while (!done) {
+		w = lkc_rs_wait_fd(s, ctx->fd, POLLOUT, op->deadline);
+		if (w <= 0) {
+			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
+		}
+		if (lkc_rs_buffer_write(ctx, &done) != REDIS_OK) {
+			return lkc_rs_io_fail(s, 1, errno, "sending a command", err);
+		}
+	}
+	while (got < n) {
+		void *reply = NULL;
+
+		if (redisGetReplyFromReader(ctx, &reply) != REDIS_OK) {
+			lkc_rs_free_replies(replies, got);
+			return lkc_rs_io_fail(s, 1, errno, "reading a reply", err);
+		}
+		if (reply != NULL) {
+			replies[got++] = reply;
+			continue;
+		}
+		w = lkc_rs_wait_fd(s, ctx->fd, POLLIN, op->deadline);
+		if (w <= 0 || redisBufferRead(ctx) != REDIS_OK) {
+			int errnum = errno;
+
+			lkc_rs_free_replies(replies, got);
+			return lkc_rs_io_fail(s, w <= 0 ? w : 1, errnum, "waiting for a reply", err);
+		}
+	}
+	return LKC_OK;
+}
+
+/* Fills err for an error reply to what; the server's words are quoted, never the password. */
+static lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
+{
+	char text[256];
+
+	lkc_rs_quote(s, reply->str, reply->len, text, sizeof(text));
+	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
+}
+
+/* Fills err for a reply of a type that what never returns. */
+static lkc_rc lkc_rs_unexpected(lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
+{
+	if (reply->type == REDIS_REPLY_ERROR) {
+		return lkc_rs_refused(s, what, reply, err);
+	}
+	return lkc_rs_fail(s, err, LKC_ERR_PROTOCOL, "unexpected reply to %s (type %d)", what, reply->type);
+}
+
+/* Whether reply is the status "OK". */
+static int lkc_rs_is_ok(const redisReply *reply)
+{
+	return reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0;
+}
+
+/* Opens a new connection, authenticates and selects the database. */
+static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+{
+	const char *auth_argv[3], *select_argv[2];
+	size_t auth_lens[3], select_lens[2];
+	lkc_rs_cmd cmds[2];
+	redisReply *replies[2];
+	char db[16], text[160];
+	int64_t ms = lkc_ms_left(op->deadline);
+	int n = 0, auth = -1, select = -1;
+	redisContext *ctx;
+	lkc_rc rc = LKC_OK;
+
+	op->sent = 0;
+	if (ms == 0) {
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out after %lld ms before connecting",
+			(long long) s->cfg.timeout_ms);
+	}
+	if (s->cfg.socket_path != NULL) {
+		ctx = redisConnectUnixWithTimeout(s->cfg.socket_path, lkc_rs_tv(ms));
+	} else {
+		ctx = redisConnectWithTimeout(s->cfg.host, s->cfg.port, lkc_rs_tv(ms));
+	}
+	if (ctx == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory connecting");
+	}
+	if (ctx->err != 0) {
+		lkc_rs_quote_errstr(s, ctx->errstr, text, sizeof(text));
+		lkc_rs_close(ctx);
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: %s", text);
+	}
+	if (s->cfg.socket_path == NULL) {
+		/* Pooled connections sit idle for long: let the kernel notice a vanished peer. */
+		redisEnableKeepAlive(ctx);
+	}
+	s->ctx = ctx;
+	s->ctx_pid = getpid();
+
+	if (s->cfg.password != NULL || s->cfg.username != NULL) {
+		int argc = 0;
+
+		auth_argv[argc] = "AUTH";
+		auth_lens[argc++] = 4;
+		if (s->cfg.username != NULL) {
+			auth_argv[argc] = s->cfg.username;
+			auth_lens[argc++] = strlen(s->cfg.username);
+		}
+		/* An ACL user without a password sends an empty one, which a nopass user accepts. */
+		auth_argv[argc] = s->cfg.password != NULL ? s->cfg.password : "";
+		auth_lens[argc] = strlen(auth_argv[argc]);
+		argc++;
+		auth = n;
+		cmds[n++] = (lkc_rs_cmd) { argc, auth_argv, auth_lens };
+	}
+	if (s->cfg.database != 0) {
+		snprintf(db, sizeof(db), "%d", s->cfg.database);
+		select_argv[0] = "SELECT";
+		select_lens[0] = 6;
+		select_argv[1] = db;
+		select_lens[1] = strlen(db);
+		select = n;
+		cmds[n++] = (lkc_rs_cmd) { 2, select_argv, select_lens };
+	}
+	if (n == 0) {
+		return LKC_OK;
+	}
+	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (auth >= 0 && !lkc_rs_is_ok(replies[auth])) {
+		rc = replies[auth]->type == REDIS_REPLY_ERROR
+			? lkc_rs_refused(s, "authentication", replies[auth], err)
+			: lkc_rs_unexpected(s, "AUTH", replies[auth], err);
+	} else if (select >= 0 && !lkc_rs_is_ok(replies[select])) {
+		char what[48];
+
+		snprintf(what, sizeof(what), "selecting database %d", s->cfg.database);
+		rc = lkc_rs_unexpected(s, what, replies[select], err);
+	}
+	lkc_rs_free_replies(replies, n);
+	if (rc != LKC_OK) {
+		lkc_rs_discard(s);
+	}
+	return rc;
+}
+
+/*
+ * Makes sure the store has a connection of this process: a context inherited
+ * across fork() is closed unused, then an idle pooled one is taken, else a
+ * new one is opened.
+ */
+static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+{
+	if (s->ctx != NULL && s->ctx_pid != getpid()) {
+		lkc_rs_discard(s);
+	}
+	if (s->ctx != NULL) {
+		return LKC_OK;
+	}
+	if (s->cfg.persistent) {
+		s->ctx = lkc_rs_pool_take(s->pool_key, s->pool_key_len);
+		if (s->ctx != NULL) {
+			s->ctx_pid = getpid();
+			return LKC_OK;
+		}
+	}
+	return lkc_rs_connect(s, op, err);
+}
+
+/* Connects when needed, then runs n commands once; a caller that may resend decides after a failure. */
+static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
+	redisReply **replies, lkc_err *err)
+{
+	lkc_rc rc = lkc_rs_ensure(s, op, err);
+
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	return lkc_rs_exchange(s, op, cmds, n, replies, err);
+}
+
+/* Runs one command that is safe to repeat: a failed one (a stale connection) is sent once more on a new connection. */
+static lkc_rc lkc_rs_call(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmd, redisReply **reply, lkc_err *err)
+{
+	for (;;) {
+		lkc_rc rc = lkc_rs_send(s, op, cmd, 1, reply, err);
+
+		if (!lkc_rs_may_recover(op, rc)) {
+			return rc;
+		}
+		op->recovered = 1;
+	}
+}
+
+/* Who holds key: 1 owner, 0 nobody, -1 somebody else. */
+static lkc_rc lkc_rs_owner_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len,
+	const char *owner, int *state, lkc_err *err)
+{
+	const char *argv[2] = { "GET", key };
+	size_t lens[2] = { 3, key_len };
+	lkc_rs_cmd cmd = { 2, argv, lens };
+	redisReply *reply;
+	lkc_rc rc = lkc_rs_call(s, op, &cmd, &reply, err);
+
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type == REDIS_REPLY_NIL) {
+		*state = 0;
+	} else if (reply->type == REDIS_REPLY_STRING) {
+		*state = reply->len == LKC_TOKEN_LEN && memcmp(reply->str, owner, LKC_TOKEN_LEN) == 0 ? 1 : -1;
+	} else {
+		rc = lkc_rs_unexpected(s, "GET", reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+/*
+ * Runs a script with one key and two arguments by its SHA-1, loading it with
+ * EVAL when the server's script cache does not have it (restart, SCRIPT FLUSH).
+ */
+static lkc_rc lkc_rs_script(lkc_rs_store *s, lkc_rs_op *op, const char *name, const char *body,
+	const char *sha, const char *key, size_t key_len, const char *arg1, const char *arg2,
+	long long *result, lkc_err *err)
+{
+	const char *argv[6] = { "EVALSHA", sha, "1", key, arg1, arg2 };
+	size_t lens[6] = { 7, 40, 1, key_len, strlen(arg1), strlen(arg2) };
+	lkc_rs_cmd cmd = { 6, argv, lens };
+	redisReply *reply;
+	lkc_rc rc = lkc_rs_send(s, op, &cmd, 1, &reply, err);
+
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type == REDIS_REPLY_ERROR && reply->len >= 8 && memcmp(reply->str, "NOSCRIPT", 8) == 0) {
+		/* The server refused before running anything, so sending the body is not a second run. */
+		freeReplyObject(reply);
+		argv[0] = "EVAL";
+		lens[0] = 4;
+		argv[1] = body;
+		lens[1] = strlen(body);
+		rc = lkc_rs_send(s, op, &cmd, 1, &reply, err);
+		if (rc != LKC_OK) {
+			return rc;
+		}
+	}
+	if (reply->type == REDIS_REPLY_INTEGER) {
+		*result = reply->integer;
+	} else {
+		rc = lkc_rs_unexpected(s, name, reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+/* Maps a compare-and-act script's answer (1 ours, 0 absent, -1 another owner). */
+static lkc_rc lkc_rs_script_result(const lkc_rs_store *s, const char *what, long long result, lkc_err *err)
+{
+	if (result == 1) {
+		return LKC_OK;
+	}
+	if (result == 0) {
+		return lkc_rs_fail(s, err, LKC_EXPIRED, "cannot %s: the lock had expired", what);
+	}
+	if (result == -1) {
+		return lkc_rs_fail(s, err, LKC_LOST, "cannot %s: the lock expired and another owner holds it now", what);
+	}
+	return lkc_rs_fail(s, err, LKC_ERR_PROTOCOL, "unexpected answer %lld from the %s script", result, what);
+}
+
+/*
+ * One attempt at taking the lock: SET NX, with PTTL in the same round trip so
+ * that a waiter knows how long the holder may keep it. *pttl is the holder's
+ * remaining TTL when busy: > 0 ms, -1 none, -2 gone since, 0 unknown.
+ */
+static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const char *key, size_t key_len,
+	int64_t ttl_ms, int64_t *pttl, lkc_err *err)
+{
+	char ttl[24];
+	const char *set_argv[6] = { "SET", key, hold->owner, "NX", "PX", ttl };
+	size_t set_lens[6] = { 3, key_len, LKC_TOKEN_LEN, 2, 2, 0 };
+	const char *pttl_argv[2] = { "PTTL", key };
+	size_t pttl_lens[2] = { 4, key_len };
+	lkc_rs_cmd cmds[2] = {
+		{ ttl_ms == LKC_TTL_NONE ? 4 : 6, set_argv, set_lens },
+		{ 2, pttl_argv, pttl_lens },
+	};
+	redisReply *replies[2];
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
+	set_lens[5] = strlen(ttl);
+	*pttl = 0;
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		int state;
+
+		rc = lkc_rs_send(s, &op, cmds, 2, replies, err);
+		if (rc == LKC_OK) {
+			break;
+		}
+		if (!lkc_rs_may_recover(&op, rc)) {
+			return rc;
+		}
+		op.recovered = 1;
+		/* The SET may have run before the connection failed: the key tells whether we hold it. */
+		rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
+		if (rc != LKC_OK) {
+			return rc;
+		}
+		if (state == 1) {
+			return LKC_OK;
+		}
+		if (state == -1) {
+			return LKC_BUSY;
+		}
+		/* Nobody holds it, so our SET did not take effect and sending it again is safe. */
+	}
+	if (lkc_rs_is_ok(replies[0])) {
+		rc = LKC_OK;
+	} else if (replies[0]->type == REDIS_REPLY_NIL) {
+		rc = LKC_BUSY;
+		if (replies[1]->type == REDIS_REPLY_INTEGER) {
+			*pttl = replies[1]->integer;
+		}
+	} else {
+		rc = lkc_rs_unexpected(s, "SET", replies[0], err);
+	}
+	lkc_rs_free_replies(replies, 2);
+	return rc;
+}
+
+/* Sleeps ms milliseconds; returns -1 when a signal cut the sleep short. */
+static int lkc_rs_nap(int64_t ms)
+{
+	return poll(NULL, 0, (int) ms) < 0 && errno == EINTR ? -1 : 0;
+}
+
+static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	uint64_t wait_deadline = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
+	int64_t backoff = 1, pttl;
+	size_t key_len;
+	char *key;
+	lkc_rc rc;
+
+	if (mode != LKC_MODE_EXCLUSIVE) {
+		return lkc_rs_fail(s, err, LKC_ERR_UNSUPPORTED, "shared holds are not supported yet");
+	}
+	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	s->interrupted = 0;
+	for (;;) {
+		int64_t left, nap;
+
+		rc = lkc_rs_try_acquire(s, hold, key, key_len, ttl_ms, &pttl, err);
+		if (rc != LKC_BUSY || wait_ms == 0) {
+			break;
+		}
+		if (s->interrupted) {
+			rc = LKC_INTERRUPTED;
+			break;
+		}
+		left = wait_ms < 0 ? INT64_MAX : lkc_ms_left(wait_deadline);
+		if (left == 0) {
+			break;
+		}
+		nap = backoff < left ? backoff : left;
+		if (pttl > 0 && pttl < nap) {
+			nap = pttl;
+		} else if (pttl == -2) {
+			/* The holder let go between our SET and PTTL: try again at once. */
+			nap = 0;
+		}
+		if (nap > 0 && lkc_rs_nap(nap) < 0 && lkc_interrupted()) {
+			rc = LKC_INTERRUPTED;
+			break;
+		}
+		if (backoff < LKC_RS_BACKOFF_MAX) {
+			backoff *= 2;
+		}
+	}
+	free(key);
+	if (rc == LKC_OK) {
+		hold->fence = -1;
+	} else if (rc == LKC_BUSY) {
+		lkc_rs_fail(s, err, LKC_BUSY, "the lock is held by another owner");
+	} else if (rc == LKC_INTERRUPTED) {
+		lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the lock was interrupted");
+	}
+	return rc;
+}
+
+static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	char delay[24];
+	size_t key_len;
+	char *key;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		long long result;
+		int state;
+
+		rc = lkc_rs_script(s, &op, "release", lkc_rs_release_lua, s->release_sha, key, key_len,
+			hold->owner, delay, &result, err);
+		if (rc == LKC_OK) {
+			rc = lkc_rs_script_result(s, "release", result, err);
+			break;
+		}
+		if (!lkc_rs_may_recover(&op, rc)) {
+			break;
+		}
+		op.recovered = 1;
+		/* The script may have run before the connection failed: ask whether the key is still ours. */
+		rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
+		if (rc != LKC_OK) {
+			break;
+		}
+		if (state != 1) {
+			rc = LKC_OK;
+			break;
+		}
+	}
+	free(key);
+	return rc;
+}
+
+static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	char ttl[24] = "";
+	size_t key_len;
+	char *key;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	if (ttl_ms != LKC_TTL_NONE) {
+		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
+	}
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		long long result;
+
+		rc = lkc_rs_script(s, &op, "refresh", lkc_rs_refresh_lua, s->refresh_sha, key, key_len,
+			hold->owner, ttl, &result, err);
+		if (rc == LKC_OK) {
+			rc = lkc_rs_script_result(s, "refresh", result, err);
+			break;
+		}
+		/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
+		if (!lkc_rs_may_recover(&op, rc)) {
+			break;
+		}
+		op.recovered = 1;
+	}
+	free(key);
+	return rc;
+}
+
+static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	size_t key_len;
+	char *key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
+	lkc_rs_op op;
+	int state;
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
+	free(key);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (state == 0) {
+		return lkc_rs_fail(s, err, LKC_EXPIRED, "the lock has expired");
+	}
+	if (state == -1) {
+		return lkc_rs_fail(s, err, LKC_LOST, "the lock expired and another owner holds it now");
+	}
+	return LKC_OK;
+}
+
+/* Runs a one-key command safe to repeat (EXISTS, DEL) and returns its integer reply. */
+static lkc_rc lkc_rs_key_command(lkc_rs_store *s, const char *command, const char *resource, size_t len,
+	long long *result, lkc_err *err)
+{
+	size_t key_len;
+	char *key = lkc_rs_key(s, resource, len, "", &key_len);
+	const char *argv[2] = { command, key };
+	size_t lens[2] = { strlen(command), key_len };
+	lkc_rs_cmd cmd = { 2, argv, lens };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_call(s, &op, &cmd, &reply, err);
+	free(key);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type == REDIS_REPLY_INTEGER) {
+		*result = reply->integer;
+	} else {
+		rc = lkc_rs_unexpected(s, command, reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	long long n = 0;
+	lkc_rc rc = lkc_rs_key_command((lkc_rs_store *) store, "EXISTS", resource, len, &n, err);
+
+	if (rc == LKC_OK) {
+		*locked = n > 0;
+	}
+	return rc;
+}
+
+static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	long long n;
+
+	return lkc_rs_key_command((lkc_rs_store *) store, "DEL", resource, len, &n, err);
+}
+
+static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
+{
+	/* The parent still holds the key; nothing of it lives in this process. */
+	(void) store;
+	(void) hold;
+}
+
+/* Frees the store; a healthy connection of a persistent store goes back to the pool. */
+static void lkc_rs_destroy(lkc_store *store)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+
+	if (s->ctx != NULL) {
+		if (s->cfg.persistent && s->ctx_pid == getpid() && s->ctx->err == 0) {
+			lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
+			s->ctx = NULL;
+		} else {
+			lkc_rs_discard(s);
+		}
+	}
+	lkc_redis_config_free(&s->cfg);
+	free(s->endpoint);
+	free(s->pool_key);
+	free(s);
+}
+
+static const lkc_store_ops lkc_rs_ops = {
+	.name = "redis",
+	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
+	.acquire = lkc_rs_acquire,
+	.release = lkc_rs_release,
+	.refresh = lkc_rs_refresh,
+	.check = lkc_rs_check,
+	.is_locked = lkc_rs_is_locked,
+	.force_release = lkc_rs_force_release,
+	.abandon = lkc_rs_abandon,
+	.destroy = lkc_rs_destroy,
+};
+
+void lkc_redis_config_init(lkc_redis_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->host = strdup("127.0.0.1");
+	cfg->port = 6379;
+	cfg->timeout_ms = 1000;
+}
+
+void lkc_redis_config_free(lkc_redis_config *cfg)
+{
+	free(cfg->host);
+	cfg->host = NULL;
+	free(cfg->socket_path);
+	cfg->socket_path = NULL;
+	free(cfg->username);
+	cfg->username = NULL;
+	free(cfg->password);
+	cfg->password = NULL;
+	free(cfg->prefix);
+	cfg->prefix = NULL;
+	cfg->prefix_len = 0;
+}
+
+/* A malloc'd printf. */
+__attribute__((format(printf, 1, 2)))
+static char *lkc_rs_format(const char *fmt, ...)
+{
+	va_list ap;
+	char *out;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (out = malloc((size_t) n + 1)) == NULL) {
+		return NULL;
+	}
+	va_start(ap, fmt);
+	vsnprintf(out, (size_t) n + 1, fmt, ap);
+	va_end(ap);
+	return out;
+}
+
+/*
+ * What a pooled connection must match: endpoint, user, database and a hash of
+ * the password, each length-prefixed so that no two settings read alike.
+ */
+static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char pw_hash[65] = "-";
+	const char *user = s->cfg.username;
+	char *key;
+
+	if (s->cfg.password != NULL) {
+		unsigned char digest[32];
+
+		lkc_sha256(s->cfg.password, strlen(s->cfg.password), digest);
+		for (int i = 0; i < 32; i++) {
+			pw_hash[2 * i] = hex[digest[i] >> 4];
+			pw_hash[2 * i + 1] = hex[digest[i] & 15];
+		}
+		pw_hash[64] = '\0';
+	}
+	key = lkc_rs_format("e%zu:%s u%s%zu:%s d%d p%s", strlen(s->endpoint), s->endpoint,
+		user != NULL ? "+" : "-", user != NULL ? strlen(user) : 0, user != NULL ? user : "",
+		s->cfg.database, pw_hash);
+	if (key != NULL) {
+		*len = strlen(key);
+	}
+	return key;
+}
+
+lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
+{
+	lkc_rs_store *s = calloc(1, sizeof(*s));
+	const char *problem = NULL;
+
+	*out = NULL;
+	if (s == NULL) {
+		lkc_redis_config_free(cfg);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
+	}
+	s->base.ops = &lkc_rs_ops;
+	s->cfg = *cfg;
+	cfg->host = cfg->socket_path = cfg->username = cfg->password = cfg->prefix = NULL;
+	cfg->prefix_len = 0;
+	if (s->cfg.prefix == NULL) {
+		s->cfg.prefix_len = 0;
+	}
+
+	if (s->cfg.socket_path == NULL && (s->cfg.host == NULL || s->cfg.host[0] == '\0')) {
+		problem = "no host and no socket path given";
+	} else if (s->cfg.socket_path != NULL
+		&& (s->cfg.socket_path[0] == '\0' || strlen(s->cfg.socket_path) >= sizeof(((struct sockaddr_un *) 0)->sun_path))) {
+		problem = "the socket path must be 1 to 107 bytes long";
+	} else if (s->cfg.socket_path == NULL && (s->cfg.port < 1 || s->cfg.port > 65535)) {
+		problem = "the port must be 1 to 65535";
+	} else if (s->cfg.database < 0) {
+		problem = "the database must be 0 or more";
+	} else if (s->cfg.timeout_ms <= 0) {
+		problem = "the timeout must be more than 0";
+	}
+	if (problem != NULL) {
+		lkc_rs_destroy(&s->base);
+		return lkc_err_set(err, LKC_ERR_INVALID, "Redis: %s", problem);
+	}
+
+	if (s->cfg.socket_path != NULL) {
+		s->endpoint = strdup(s->cfg.socket_path);
+	} else if (strchr(s->cfg.host, ':') != NULL) {
+		s->endpoint = lkc_rs_format("[%s]:%d", s->cfg.host, s->cfg.port);
+	} else {
+		s->endpoint = lkc_rs_format("%s:%d", s->cfg.host, s->cfg.port);
+	}
+	if (s->endpoint != NULL) {
+		s->pool_key = lkc_rs_make_pool_key(s, &s->pool_key_len);
+	}
+	if (s->pool_key == NULL) {
+		lkc_rs_destroy(&s->base);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
+	}
+	lkc_rs_sha1_hex(lkc_rs_release_lua, strlen(lkc_rs_release_lua), s->release_sha);
+	lkc_rs_sha1_hex(lkc_rs_refresh_lua, strlen(lkc_rs_refresh_lua), s->refresh_sha);
+	*out = &s->base;
+	return LKC_OK;
+}
+
+const char *lkc_redis_endpoint(const lkc_store *store)
+{
+	return ((const lkc_rs_store *) store)->endpoint;
+}
+
+const char *lkc_redis_hiredis_version(void)
+{
+	return LKC_RS_STR(HIREDIS_MAJOR) "." LKC_RS_STR(HIREDIS_MINOR) "." LKC_RS_STR(HIREDIS_PATCH);
+}

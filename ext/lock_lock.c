@@ -1,0 +1,535 @@
+/* Lock\Lock: one lock object on one resource of one store. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php_lock.h"
+
+#include "zend_exceptions.h"
+#include "zend_interfaces.h"
+
+zend_class_entry *php_lock_ce_lock;
+
+static zend_object_handlers php_lock_handlers;
+
+#define THIS_LOCK() php_lock_from_obj(Z_OBJ_P(ZEND_THIS))
+
+static lkc_store *php_lock_store_of(const php_lock_obj *lock)
+{
+	return php_lock_store_from_obj(lock->store)->store;
+}
+
+static bool php_lock_expires(const php_lock_obj *lock)
+{
+	return (php_lock_store_of(lock)->ops->caps & LKC_CAP_EXPIRY) != 0;
+}
+
+/* Keeps the registry of held locks in step with the hold, so request shutdown finds them. */
+static void php_lock_track(php_lock_obj *lock)
+{
+	bool held = lock->hold.mode != LKC_MODE_NONE;
+
+	if (held && !lock->registered) {
+		lock->prev = NULL;
+		lock->next = LOCK_G(held);
+		if (lock->next) {
+			lock->next->prev = lock;
+		}
+		LOCK_G(held) = lock;
+		lock->registered = true;
+	} else if (!held && lock->registered) {
+		if (lock->prev) {
+			lock->prev->next = lock->next;
+		} else {
+			LOCK_G(held) = lock->next;
+		}
+		if (lock->next) {
+			lock->next->prev = lock->prev;
+		}
+		lock->prev = lock->next = NULL;
+		lock->registered = false;
+	}
+}
+
+/*
+ * Gives a hold up without ever throwing: automatic release drops a hold found
+ * lost or a backend found down. A hold inherited from a parent process is
+ * dropped locally and left alone.
+ */
+static void php_lock_drop(php_lock_obj *lock, bool release)
+{
+	lkc_store *store;
+	lkc_err err;
+
+	if (lock->hold.mode == LKC_MODE_NONE && lock->hold.fd < 0) {
+		php_lock_track(lock);
+		return;
+	}
+	store = php_lock_store_of(lock);
+	if (lkc_hold_foreign(&lock->hold) || !release) {
+		lkc_abandon(store, &lock->hold);
+	} else {
+		lkc_err_clear(&err);
+		if (lkc_release(store, &lock->hold, 0, &err) != LKC_OK) {
+			lkc_abandon(store, &lock->hold);
+		}
+	}
+	php_lock_track(lock);
+}
+
+/* Whether dropping the object must release: always on process-bound stores, whose holds cannot outlive it. */
+static bool php_lock_releases_on_drop(const php_lock_obj *lock)
+{
+	return lock->auto_release || !php_lock_expires(lock);
+}
+
+void php_lock_release_all(void)
+{
+	/* php_lock_drop always leaves the hold empty, so each pass unlinks one lock. */
+	while (LOCK_G(held) != NULL) {
+		php_lock_obj *lock = LOCK_G(held);
+		php_lock_drop(lock, php_lock_releases_on_drop(lock));
+	}
+}
+
+static zend_object *php_lock_create(zend_class_entry *ce)
+{
+	php_lock_obj *lock = zend_object_alloc(sizeof(php_lock_obj), ce);
+
+	zend_object_std_init(&lock->std, ce);
+	object_properties_init(&lock->std, ce);
+	lock->std.handlers = &php_lock_handlers;
+	lock->hold.fd = -1;
+	lock->hold.semid = -1;
+	lock->hold.fence = -1;
+	return &lock->std;
+}
+
+static void php_lock_free(zend_object *obj)
+{
+	php_lock_obj *lock = php_lock_from_obj(obj);
+
+	if (lock->ready) {
+		php_lock_drop(lock, php_lock_releases_on_drop(lock));
+		lkc_hold_dispose(&lock->hold);
+		OBJ_RELEASE(lock->store);
+	}
+	zend_object_std_dtor(&lock->std);
+}
+
+bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms)
+{
+	if (is_null) {
+		*ttl_ms = LKC_TTL_NONE;
+		return true;
+	}
+	return php_lock_seconds_to_ms(ttl, arg_num, false, ttl_ms);
+}
+
+bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store,
+	int64_t ttl_ms, bool auto_release)
+{
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	if (lkc_hold_init(&lock->hold, ZSTR_VAL(resource), ZSTR_LEN(resource), &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	GC_ADDREF(store);
+	lock->store = store;
+	lock->ttl_ms = ttl_ms;
+	lock->auto_release = auto_release;
+	lock->ready = true;
+	return true;
+}
+
+/* Checks a resource argument: 1 byte to 64 KiB. */
+static bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num)
+{
+	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
+		zend_argument_value_error(arg_num, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
+		return false;
+	}
+	return true;
+}
+
+/* Refuses a lock object whose constructor did not run. */
+static bool php_lock_ready(php_lock_obj *lock)
+{
+	if (!lock->ready) {
+		zend_throw_error(NULL, "Lock\\Lock object is not initialized");
+		return false;
+	}
+	return true;
+}
+
+ZEND_METHOD(Lock_Lock, __construct)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	zend_string *resource;
+	zend_object *store;
+	double ttl = 300.0;
+	bool ttl_null = false;
+	bool auto_release = true;
+	int64_t ttl_ms;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_STR(resource)
+		Z_PARAM_OBJ_OF_CLASS(store, php_lock_ce_store)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
+		Z_PARAM_BOOL(auto_release)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (lock->ready) {
+		zend_throw_error(NULL, "Lock\\Lock object is already constructed");
+		RETURN_THROWS();
+	}
+	if (!php_lock_resource_arg(resource, 1) || !php_lock_ttl_arg(ttl, ttl_null, 3, &ttl_ms)) {
+		RETURN_THROWS();
+	}
+	if (!php_lock_init(lock, resource, store, ttl_ms, auto_release)) {
+		RETURN_THROWS();
+	}
+}
+
+/* Parses the (blocking, timeout) pair into a core wait: 0, a bound or forever. */
+static bool php_lock_wait_arg(bool blocking, double timeout, bool timeout_null, uint32_t arg_num, int64_t *wait_ms)
+{
+	if (!timeout_null) {
+		return php_lock_seconds_to_ms(timeout, arg_num, true, wait_ms);
+	}
+	*wait_ms = blocking ? LKC_WAIT_FOREVER : 0;
+	return true;
+}
+
+/* Takes the hold (or refreshes one we have); true when held, false when busy or it threw. */
+static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
+{
+	lkc_store *store = php_lock_store_of(lock);
+	lkc_err err;
+	lkc_rc rc;
+
+	lkc_err_clear(&err);
+	if (lock->hold.mode == mode && !lkc_hold_foreign(&lock->hold)) {
+		/* Held already: acquiring again extends the hold. */
+		rc = php_lock_expires(lock)
+			? lkc_refresh(store, &lock->hold, lock->ttl_ms, &err)
+			: lkc_check(store, &lock->hold, &err);
+		if (rc == LKC_OK) {
+			return true;
+		}
+		if (rc != LKC_EXPIRED && rc != LKC_LOST) {
+			php_lock_throw(rc, &err, &lock->hold);
+			return false;
+		}
+		/* The old hold is gone: drop what is left of it and take a new one. */
+		lkc_abandon(store, &lock->hold);
+		php_lock_track(lock);
+	}
+	rc = lkc_acquire(store, &lock->hold, mode, lock->ttl_ms, wait_ms, &err);
+	php_lock_track(lock);
+	switch (rc) {
+		case LKC_OK:
+			return true;
+		case LKC_BUSY:
+		case LKC_INTERRUPTED:
+			return false;
+		default:
+			php_lock_throw(rc, &err, &lock->hold);
+			return false;
+	}
+}
+
+ZEND_METHOD(Lock_Lock, acquire)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	bool blocking = false;
+	double timeout = 0;
+	bool timeout_null = true;
+	int64_t wait_ms;
+	bool held;
+
+	ZEND_PARSE_PARAMETERS_START(0, 2)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_BOOL(blocking)
+		Z_PARAM_DOUBLE_OR_NULL(timeout, timeout_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_ready(lock) || !php_lock_wait_arg(blocking, timeout, timeout_null, 2, &wait_ms)) {
+		RETURN_THROWS();
+	}
+	held = php_lock_take(lock, LKC_MODE_EXCLUSIVE, wait_ms);
+	if (EG(exception)) {
+		RETURN_THROWS();
+	}
+	RETURN_BOOL(held);
+}
+
+/* Releases after run()'s callback; an exception already in flight stays the primary one. */
+static void php_lock_release_after_run(php_lock_obj *lock)
+{
+	lkc_store *store = php_lock_store_of(lock);
+	lkc_err err;
+	lkc_rc rc;
+
+	if (lock->hold.mode == LKC_MODE_NONE) {
+		return;
+	}
+	lkc_err_clear(&err);
+	rc = lkc_release(store, &lock->hold, 0, &err);
+	php_lock_track(lock);
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, &lock->hold);
+	}
+}
+
+ZEND_METHOD(Lock_Lock, run)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+	double timeout = 0;
+	bool timeout_null = true;
+	int64_t wait_ms;
+	zval arg;
+	bool bailed = false;
+
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_FUNC(fci, fcc)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(timeout, timeout_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_ready(lock) || !php_lock_wait_arg(true, timeout, timeout_null, 2, &wait_ms)) {
+		RETURN_THROWS();
+	}
+	if (!php_lock_take(lock, LKC_MODE_EXCLUSIVE, wait_ms)) {
+		if (!EG(exception)) {
+			lkc_err err;
+			if (timeout_null) {
+				lkc_err_set(&err, LKC_BUSY, "not acquired: the wait was interrupted");
+			} else {
+				lkc_err_set(&err, LKC_BUSY, "not acquired within %.3f s", timeout);
+			}
+			php_lock_throw(LKC_BUSY, &err, &lock->hold);
+		}
+		RETURN_THROWS();
+	}
+
+	ZVAL_OBJ(&arg, &lock->std);
+	fci.retval = return_value;
+	fci.params = &arg;
+	fci.param_count = 1;
+	/* A fatal error or time limit in the callback must not leave the hold behind. */
+	zend_try {
+		zend_call_function(&fci, &fcc);
+	} zend_catch {
+		bailed = true;
+	} zend_end_try();
+	if (bailed) {
+		php_lock_drop(lock, true);
+		zend_bailout();
+	}
+	php_lock_release_after_run(lock);
+	if (EG(exception)) {
+		zval_ptr_dtor(return_value);
+		ZVAL_UNDEF(return_value);
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Lock, refresh)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	double ttl = 0;
+	bool ttl_null = true;
+	int64_t ttl_ms;
+	lkc_store *store;
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_START(0, 1)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	if (ttl_null) {
+		ttl_ms = lock->ttl_ms;
+	} else if (!php_lock_seconds_to_ms(ttl, 1, false, &ttl_ms)) {
+		RETURN_THROWS();
+	}
+	store = php_lock_store_of(lock);
+	lkc_err_clear(&err);
+	if (lkc_hold_foreign(&lock->hold)) {
+		lkc_abandon(store, &lock->hold);
+		php_lock_track(lock);
+	}
+	if (php_lock_expires(lock)) {
+		rc = lkc_refresh(store, &lock->hold, ttl_ms, &err);
+	} else if (lock->hold.mode == LKC_MODE_NONE) {
+		rc = lkc_err_set(&err, LKC_ERR_STATE, "cannot refresh: the lock is not held");
+	} else {
+		rc = lkc_check(store, &lock->hold, &err);
+		if (rc == LKC_EXPIRED || rc == LKC_LOST) {
+			lkc_abandon(store, &lock->hold);
+		}
+	}
+	php_lock_track(lock);
+	if (rc != LKC_OK) {
+		if (rc == LKC_ERR_STATE) {
+			lkc_err_set(&err, LKC_ERR_STATE, "cannot refresh: the lock is not held");
+		}
+		php_lock_throw(rc, &err, &lock->hold);
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Lock, release)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	double delay = 0;
+	int64_t delay_ms;
+	lkc_store *store;
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_START(0, 1)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(delay)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_ready(lock) || !php_lock_seconds_to_ms(delay, 1, true, &delay_ms)) {
+		RETURN_THROWS();
+	}
+	store = php_lock_store_of(lock);
+	if (delay_ms > 0 && !(store->ops->caps & LKC_CAP_EXPIRY)) {
+		zend_argument_value_error(1, "must be 0 on the %s store, whose holds do not expire", store->ops->name);
+		RETURN_THROWS();
+	}
+	if (lkc_hold_foreign(&lock->hold)) {
+		/* The parent's hold: a forked child never gives it up. */
+		php_lock_drop(lock, false);
+		return;
+	}
+	if (lock->hold.mode == LKC_MODE_NONE) {
+		return;
+	}
+	lkc_err_clear(&err);
+	rc = lkc_release(store, &lock->hold, delay_ms, &err);
+	php_lock_track(lock);
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, &lock->hold);
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Lock, isAcquired)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	lkc_err_clear(&err);
+	rc = lkc_check(php_lock_store_of(lock), &lock->hold, &err);
+	switch (rc) {
+		case LKC_OK:
+			RETURN_TRUE;
+		case LKC_EXPIRED:
+		case LKC_LOST:
+			RETURN_FALSE;
+		default:
+			php_lock_throw(rc, &err, &lock->hold);
+			RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Lock, isExpired)
+{
+	php_lock_obj *lock = THIS_LOCK();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	RETURN_BOOL(lock->hold.expires_ns != 0 && lkc_now_ns() >= lock->hold.expires_ns);
+}
+
+ZEND_METHOD(Lock_Lock, getRemainingLifetime)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	uint64_t now;
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	if (lock->hold.mode == LKC_MODE_NONE || lock->hold.expires_ns == 0 || lkc_hold_foreign(&lock->hold)) {
+		RETURN_NULL();
+	}
+	now = lkc_now_ns();
+	if (now >= lock->hold.expires_ns) {
+		RETURN_DOUBLE(0.0);
+	}
+	RETURN_DOUBLE((double) (lock->hold.expires_ns - now) / 1e9);
+}
+
+ZEND_METHOD(Lock_Lock, getResource)
+{
+	php_lock_obj *lock = THIS_LOCK();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	RETURN_STRINGL(lock->hold.resource, lock->hold.resource_len);
+}
+
+ZEND_METHOD(Lock_Lock, getOwner)
+{
+	php_lock_obj *lock = THIS_LOCK();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	RETURN_STRINGL(lock->hold.owner, LKC_TOKEN_LEN);
+}
+
+ZEND_METHOD(Lock_Lock, getTtl)
+{
+	php_lock_obj *lock = THIS_LOCK();
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	if (lock->ttl_ms == LKC_TTL_NONE) {
+		RETURN_NULL();
+	}
+	RETURN_DOUBLE((double) lock->ttl_ms / 1000.0);
+}
+
+void php_lock_setup_lock_class(void)
+{
+	php_lock_ce_lock->create_object = php_lock_create;
+	memcpy(&php_lock_handlers, zend_get_std_object_handlers(), sizeof(zend_object_handlers));
+	php_lock_handlers.offset = XtOffsetOf(php_lock_obj, std);
+	php_lock_handlers.free_obj = php_lock_free;
+	php_lock_handlers.clone_obj = NULL;
+	php_lock_handlers.compare = zend_objects_not_comparable;
+}

@@ -1,0 +1,606 @@
+/* Lock\Store\FlockStore, SemaphoreStore and RedisStore: PHP handles on core stores. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php_lock.h"
+
+#include "ext/standard/file.h"
+#include "main/php_open_temporary_file.h"
+#include "zend_exceptions.h"
+
+zend_class_entry *php_lock_ce_flock_store;
+zend_class_entry *php_lock_ce_semaphore_store;
+zend_class_entry *php_lock_ce_redis_store;
+
+static zend_object_handlers php_lock_store_handlers;
+
+#define THIS_STORE() php_lock_store_from_obj(Z_OBJ_P(ZEND_THIS))
+
+/* Permissions of what a store creates: owner-only unless asked. */
+#define PHP_LOCK_DEFAULT_MODE 0600
+
+static zend_object *php_lock_store_create(zend_class_entry *ce)
+{
+	php_lock_store_obj *obj = zend_object_alloc(sizeof(php_lock_store_obj), ce);
+
+	zend_object_std_init(&obj->std, ce);
+	object_properties_init(&obj->std, ce);
+	obj->std.handlers = &php_lock_store_handlers;
+	return &obj->std;
+}
+
+static void php_lock_store_free(zend_object *object)
+{
+	php_lock_store_obj *obj = php_lock_store_from_obj(object);
+
+	if (obj->store) {
+		obj->store->ops->destroy(obj->store);
+		obj->store = NULL;
+	}
+	zend_object_std_dtor(&obj->std);
+}
+
+/* Refuses a store whose constructor did not run, or ran twice. */
+static bool php_lock_store_ready(php_lock_store_obj *obj)
+{
+	if (obj->store == NULL) {
+		zend_throw_error(NULL, "%s object is not initialized", ZSTR_VAL(obj->std.ce->name));
+		return false;
+	}
+	return true;
+}
+
+/* An option of a store constructor: name and accepted type. */
+typedef enum { OPT_INT, OPT_FLOAT, OPT_BOOL, OPT_STRING, OPT_NULLABLE_STRING } php_lock_opt_type;
+
+typedef struct {
+	const char *name;
+	php_lock_opt_type type;
+} php_lock_opt;
+
+static const char *php_lock_opt_type_name(php_lock_opt_type type)
+{
+	switch (type) {
+		case OPT_INT: return "int";
+		case OPT_FLOAT: return "float";
+		case OPT_BOOL: return "bool";
+		case OPT_STRING: return "string";
+		default: return "?string";
+	}
+}
+
+/*
+ * Checks an options array against the known keys and types; unknown keys are
+ * a ValueError and wrong types a TypeError, naming the key.
+ */
+static bool php_lock_options_check(HashTable *options, const php_lock_opt *known, uint32_t arg_num)
+{
+	zend_string *key;
+	zend_ulong index;
+	zval *value;
+
+	ZEND_HASH_FOREACH_KEY_VAL(options, index, key, value) {
+		const php_lock_opt *opt = NULL;
+		bool ok;
+
+		if (key == NULL) {
+			zend_argument_value_error(arg_num, "must contain only string keys, " ZEND_ULONG_FMT " given", index);
+			return false;
+		}
+		for (const php_lock_opt *o = known; o->name; o++) {
+			if (zend_string_equals_cstr(key, o->name, strlen(o->name))) {
+				opt = o;
+				break;
+			}
+		}
+		if (opt == NULL) {
+			zend_argument_value_error(arg_num, "contains unknown option \"%s\"", ZSTR_VAL(key));
+			return false;
+		}
+		ZVAL_DEREF(value);
+		switch (opt->type) {
+			case OPT_INT: ok = Z_TYPE_P(value) == IS_LONG; break;
+			case OPT_FLOAT: ok = Z_TYPE_P(value) == IS_DOUBLE || Z_TYPE_P(value) == IS_LONG; break;
+			case OPT_BOOL: ok = Z_TYPE_P(value) == IS_TRUE || Z_TYPE_P(value) == IS_FALSE; break;
+			case OPT_STRING: ok = Z_TYPE_P(value) == IS_STRING; break;
+			default: ok = Z_TYPE_P(value) == IS_STRING || Z_TYPE_P(value) == IS_NULL; break;
+		}
+		if (!ok) {
+			zend_argument_type_error(arg_num, "option \"%s\" must be of type %s, %s given",
+				ZSTR_VAL(key), php_lock_opt_type_name(opt->type), zend_zval_type_name(value));
+			return false;
+		}
+	} ZEND_HASH_FOREACH_END();
+	return true;
+}
+
+/* The value of a checked option, or NULL when absent. */
+static zval *php_lock_option(HashTable *options, const char *name)
+{
+	zval *value = options ? zend_hash_str_find(options, name, strlen(name)) : NULL;
+
+	if (value) {
+		ZVAL_DEREF(value);
+	}
+	return value;
+}
+
+/* Reads the "mode" option: permissions 0 to 0777. */
+static bool php_lock_mode_option(HashTable *options, uint32_t arg_num, int *mode)
+{
+	zval *value = php_lock_option(options, "mode");
+
+	*mode = PHP_LOCK_DEFAULT_MODE;
+	if (value == NULL) {
+		return true;
+	}
+	if (Z_LVAL_P(value) < 0 || Z_LVAL_P(value) > 0777) {
+		zend_argument_value_error(arg_num, "option \"mode\" must be between 0 and 0777");
+		return false;
+	}
+	*mode = (int) Z_LVAL_P(value);
+	return true;
+}
+
+static const php_lock_opt php_lock_local_options[] = {
+	{"mode", OPT_INT},
+	{NULL, OPT_INT},
+};
+
+/* Opens a flock store on directory (NULL: the system temp dir) into obj; false when it threw. */
+static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, HashTable *options, uint32_t options_arg)
+{
+	lkc_err err;
+	int mode;
+
+	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
+		return false;
+	}
+	if (!php_lock_mode_option(options, options_arg, &mode)) {
+		return false;
+	}
+	if (directory == NULL || directory[0] == '\0') {
+		directory = php_get_temporary_directory();
+	}
+	lkc_err_clear(&err);
+	if (lkc_flock_open(&obj->store, directory, mode, &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	return true;
+}
+
+/* Opens a semaphore store into obj; false when it threw. */
+static bool php_lock_sem_init(php_lock_store_obj *obj, HashTable *options, uint32_t options_arg)
+{
+	lkc_err err;
+	int mode;
+
+	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
+		return false;
+	}
+	if (!php_lock_mode_option(options, options_arg, &mode)) {
+		return false;
+	}
+	lkc_err_clear(&err);
+	if (lkc_sem_open(&obj->store, mode, &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	return true;
+}
+
+static const php_lock_opt php_lock_redis_options[] = {
+	{"prefix", OPT_STRING},
+	{"timeout", OPT_FLOAT},
+	{"persistent", OPT_BOOL},
+	{"username", OPT_NULLABLE_STRING},
+	{"password", OPT_NULLABLE_STRING},
+	{"database", OPT_INT},
+	{NULL, OPT_INT},
+};
+
+/* Replaces a config string with a copy of value (NULL clears it). */
+static void php_lock_set_str(char **slot, const char *value, size_t len)
+{
+	free(*slot);
+	*slot = NULL;
+	if (value) {
+		*slot = malloc(len + 1);
+		if (*slot) {
+			memcpy(*slot, value, len);
+			(*slot)[len] = '\0';
+		}
+	}
+}
+
+/* Applies one redis setting (from the DSN query or the options array) to cfg; false when it threw. */
+static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval *value, uint32_t arg_num)
+{
+	if (strcmp(name, "prefix") == 0) {
+		php_lock_set_str(&cfg->prefix, Z_STRVAL_P(value), Z_STRLEN_P(value));
+		cfg->prefix_len = Z_STRLEN_P(value);
+	} else if (strcmp(name, "timeout") == 0) {
+		int64_t ms;
+		if (!php_lock_seconds_to_ms(zval_get_double(value), arg_num, false, &ms)) {
+			return false;
+		}
+		cfg->timeout_ms = ms;
+	} else if (strcmp(name, "persistent") == 0) {
+		cfg->persistent = zend_is_true(value);
+	} else if (strcmp(name, "username") == 0 || strcmp(name, "password") == 0) {
+		char **slot = name[0] == 'u' ? &cfg->username : &cfg->password;
+		if (Z_TYPE_P(value) == IS_NULL) {
+			php_lock_set_str(slot, NULL, 0);
+		} else {
+			php_lock_set_str(slot, Z_STRVAL_P(value), Z_STRLEN_P(value));
+		}
+	} else if (strcmp(name, "database") == 0) {
+		if (Z_LVAL_P(value) < 0 || Z_LVAL_P(value) > INT_MAX) {
+			zend_argument_value_error(arg_num, "option \"database\" must be a non-negative integer");
+			return false;
+		}
+		cfg->database = (int) Z_LVAL_P(value);
+	}
+	return true;
+}
+
+/* Converts a DSN query value to the type its option takes; false when it threw. */
+static bool php_lock_query_value(const php_lock_opt *opt, const char *text, zval *out, uint32_t arg_num)
+{
+	zend_long lval;
+	double dval;
+	size_t len = strlen(text);
+
+	switch (opt->type) {
+		case OPT_INT:
+			if (len == 0 || strspn(text, "0123456789") != len || len > 9) {
+				zend_argument_value_error(arg_num, "query parameter \"%s\" must be a non-negative integer", opt->name);
+				return false;
+			}
+			lval = ZEND_STRTOL(text, NULL, 10);
+			ZVAL_LONG(out, lval);
+			return true;
+		case OPT_FLOAT:
+			if (is_numeric_string(text, len, NULL, &dval, false) == 0) {
+				zend_argument_value_error(arg_num, "query parameter \"%s\" must be a number", opt->name);
+				return false;
+			}
+			ZVAL_DOUBLE(out, zend_strtod(text, NULL));
+			return true;
+		case OPT_BOOL:
+			if (strcmp(text, "1") == 0 || strcmp(text, "true") == 0) {
+				ZVAL_TRUE(out);
+			} else if (strcmp(text, "0") == 0 || strcmp(text, "false") == 0 || len == 0) {
+				ZVAL_FALSE(out);
+			} else {
+				zend_argument_value_error(arg_num, "query parameter \"%s\" must be 0, 1, true or false", opt->name);
+				return false;
+			}
+			return true;
+		default:
+			ZVAL_STRINGL(out, text, len);
+			return true;
+	}
+}
+
+/* Fills cfg from a redis:// DSN; false when it threw. */
+static bool php_lock_redis_dsn(lkc_redis_config *cfg, const char *dsn, size_t dsn_len, uint32_t arg_num)
+{
+	lkc_dsn parsed;
+	lkc_err err;
+	bool ok = false;
+
+	lkc_err_clear(&err);
+	if (lkc_dsn_parse(dsn, dsn_len, &parsed, &err) != LKC_OK) {
+		zend_argument_value_error(arg_num, "is not a valid DSN: %s", err.msg);
+		return false;
+	}
+	if (strcmp(parsed.scheme, "redis") != 0) {
+		zend_argument_value_error(arg_num, "must use the redis: scheme, \"%s\" given", parsed.scheme);
+		goto done;
+	}
+	if (parsed.host == NULL || parsed.host[0] == '\0') {
+		if (parsed.path == NULL || parsed.path[0] != '/' || parsed.path[1] == '\0') {
+			zend_argument_value_error(arg_num, "must name a host or a unix socket path");
+			goto done;
+		}
+		php_lock_set_str(&cfg->socket_path, parsed.path, strlen(parsed.path));
+		php_lock_set_str(&cfg->host, NULL, 0);
+	} else {
+		if (strchr(parsed.host, ',') != NULL) {
+			zend_argument_value_error(arg_num, "must name one host (several masters need the redlock: scheme)");
+			goto done;
+		}
+		php_lock_set_str(&cfg->host, parsed.host, strlen(parsed.host));
+		if (parsed.port) {
+			cfg->port = parsed.port;
+		}
+		if (parsed.path != NULL && parsed.path[0] != '\0' && strcmp(parsed.path, "/") != 0) {
+			const char *db = parsed.path + 1;
+			size_t len = strlen(db);
+			if (len == 0 || len > 9 || strspn(db, "0123456789") != len) {
+				zend_argument_value_error(arg_num, "must have a database number as its path, \"%s\" given", parsed.path);
+				goto done;
+			}
+			cfg->database = atoi(db);
+		}
+	}
+	if (parsed.user != NULL && parsed.user[0] != '\0') {
+		php_lock_set_str(&cfg->username, parsed.user, strlen(parsed.user));
+	}
+	if (parsed.password != NULL) {
+		php_lock_set_str(&cfg->password, parsed.password, strlen(parsed.password));
+	}
+	for (size_t i = 0; i < parsed.nparams; i++) {
+		const php_lock_opt *opt = NULL;
+		zval value;
+		bool applied;
+
+		for (const php_lock_opt *o = php_lock_redis_options; o->name; o++) {
+			if (strcmp(parsed.param_keys[i], o->name) == 0) {
+				opt = o;
+				break;
+			}
+		}
+		if (opt == NULL) {
+			zend_argument_value_error(arg_num, "has unknown query parameter \"%s\"", parsed.param_keys[i]);
+			goto done;
+		}
+		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
+			goto done;
+		}
+		applied = php_lock_redis_setting(cfg, opt->name, &value, arg_num);
+		zval_ptr_dtor(&value);
+		if (!applied) {
+			goto done;
+		}
+	}
+	ok = true;
+done:
+	lkc_dsn_free(&parsed);
+	return ok;
+}
+
+/* Opens a redis store from a DSN and an options array into obj; false when it threw. */
+static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashTable *options, uint32_t options_arg)
+{
+	lkc_redis_config cfg;
+	lkc_err err;
+	zend_string *key;
+	zval *value;
+
+	if (options && !php_lock_options_check(options, php_lock_redis_options, options_arg)) {
+		return false;
+	}
+	lkc_redis_config_init(&cfg);
+	cfg.timeout_ms = (int64_t) ceil(LOCK_G(redis_timeout) * 1000.0);
+	if (!php_lock_redis_dsn(&cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
+		lkc_redis_config_free(&cfg);
+		return false;
+	}
+	if (options) {
+		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
+			ZVAL_DEREF(value);
+			if (!php_lock_redis_setting(&cfg, ZSTR_VAL(key), value, options_arg)) {
+				lkc_redis_config_free(&cfg);
+				return false;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+	lkc_err_clear(&err);
+	if (lkc_redis_open(&obj->store, &cfg, &err) != LKC_OK) {
+		lkc_redis_config_free(&cfg);
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	lkc_redis_config_free(&cfg);
+	return true;
+}
+
+bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_num)
+{
+	lkc_dsn parsed;
+	lkc_err err;
+	php_lock_store_obj *obj;
+	bool ok = false;
+
+	lkc_err_clear(&err);
+	if (lkc_dsn_parse(ZSTR_VAL(dsn), ZSTR_LEN(dsn), &parsed, &err) != LKC_OK) {
+		zend_argument_value_error(arg_num, "is not a valid DSN: %s", err.msg);
+		return false;
+	}
+	if (strcmp(parsed.scheme, "redis") == 0) {
+		object_init_ex(return_value, php_lock_ce_redis_store);
+		obj = php_lock_store_from_obj(Z_OBJ_P(return_value));
+		ok = php_lock_redis_init(obj, dsn, NULL, arg_num);
+	} else if (strcmp(parsed.scheme, "flock") == 0 || strcmp(parsed.scheme, "semaphore") == 0) {
+		bool flock = parsed.scheme[0] == 'f';
+		if (parsed.nparams > 0) {
+			zend_argument_value_error(arg_num, "has unknown query parameter \"%s\"", parsed.param_keys[0]);
+		} else if (parsed.host != NULL && parsed.host[0] != '\0') {
+			zend_argument_value_error(arg_num, "must not name a host for the %s: scheme", parsed.scheme);
+		} else if (!flock && parsed.path != NULL && parsed.path[0] != '\0') {
+			zend_argument_value_error(arg_num, "must not have a path for the semaphore: scheme");
+		} else {
+			object_init_ex(return_value, flock ? php_lock_ce_flock_store : php_lock_ce_semaphore_store);
+			obj = php_lock_store_from_obj(Z_OBJ_P(return_value));
+			ok = flock ? php_lock_flock_init(obj, parsed.path, NULL, arg_num) : php_lock_sem_init(obj, NULL, arg_num);
+		}
+	} else if (strcmp(parsed.scheme, "redis+sentinel") == 0 || strcmp(parsed.scheme, "redlock") == 0) {
+		zend_argument_value_error(arg_num, "uses the %s: scheme, which this version does not support yet", parsed.scheme);
+	} else {
+		zend_argument_value_error(arg_num, "has unknown scheme \"%s\" (expected flock:, semaphore: or redis:)", parsed.scheme);
+	}
+	if (!ok && Z_TYPE_P(return_value) == IS_OBJECT) {
+		zval_ptr_dtor(return_value);
+		ZVAL_UNDEF(return_value);
+	}
+	lkc_dsn_free(&parsed);
+	return ok;
+}
+
+ZEND_METHOD(Lock_Store_FlockStore, __construct)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *directory = NULL;
+	HashTable *options = NULL;
+
+	ZEND_PARSE_PARAMETERS_START(0, 2)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_PATH_STR_OR_NULL(directory)
+		Z_PARAM_ARRAY_HT(options)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (obj->store) {
+		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
+		RETURN_THROWS();
+	}
+	if (!php_lock_flock_init(obj, directory ? ZSTR_VAL(directory) : NULL, options, 2)) {
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Store_SemaphoreStore, __construct)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	HashTable *options = NULL;
+
+	ZEND_PARSE_PARAMETERS_START(0, 1)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT(options)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (obj->store) {
+		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
+		RETURN_THROWS();
+	}
+	if (!php_lock_sem_init(obj, options, 1)) {
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Store_RedisStore, __construct)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *dsn = NULL;
+	HashTable *options = NULL;
+	zend_string *fallback;
+	bool ok;
+
+	ZEND_PARSE_PARAMETERS_START(0, 2)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_STR(dsn)
+		Z_PARAM_ARRAY_HT(options)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (obj->store) {
+		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
+		RETURN_THROWS();
+	}
+	fallback = dsn ? zend_string_copy(dsn) : zend_string_init("redis://127.0.0.1:6379", sizeof("redis://127.0.0.1:6379") - 1, 0);
+	ok = php_lock_redis_init(obj, fallback, options, 2);
+	zend_string_release(fallback);
+	if (!ok) {
+		RETURN_THROWS();
+	}
+}
+
+/* isLocked() of every store. */
+static void php_lock_store_is_locked(INTERNAL_FUNCTION_PARAMETERS)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *resource;
+	lkc_err err;
+	int locked = 0;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(resource)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_store_ready(obj)) {
+		RETURN_THROWS();
+	}
+	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
+		zend_argument_value_error(1, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
+		RETURN_THROWS();
+	}
+	lkc_err_clear(&err);
+	rc = obj->store->ops->is_locked(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &locked, &err);
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, NULL);
+		RETURN_THROWS();
+	}
+	RETURN_BOOL(locked);
+}
+
+/* forceRelease() of every store. */
+static void php_lock_store_force_release(INTERNAL_FUNCTION_PARAMETERS)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *resource;
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(resource)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_store_ready(obj)) {
+		RETURN_THROWS();
+	}
+	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
+		zend_argument_value_error(1, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
+		RETURN_THROWS();
+	}
+	lkc_err_clear(&err);
+	rc = obj->store->ops->force_release(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &err);
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, NULL);
+		RETURN_THROWS();
+	}
+}
+
+ZEND_METHOD(Lock_Store_FlockStore, isLocked)
+{
+	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_FlockStore, forceRelease)
+{
+	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked)
+{
+	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease)
+{
+	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_RedisStore, isLocked)
+{
+	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_RedisStore, forceRelease)
+{
+	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+void php_lock_setup_store_classes(void)
+{
+	memcpy(&php_lock_store_handlers, zend_get_std_object_handlers(), sizeof(zend_object_handlers));
+	php_lock_store_handlers.offset = XtOffsetOf(php_lock_store_obj, std);
+	php_lock_store_handlers.free_obj = php_lock_store_free;
+	php_lock_store_handlers.clone_obj = NULL;
+	php_lock_store_handlers.compare = zend_objects_not_comparable;
+	php_lock_ce_flock_store->create_object = php_lock_store_create;
+	php_lock_ce_semaphore_store->create_object = php_lock_store_create;
+	php_lock_ce_redis_store->create_object = php_lock_store_create;
+}

@@ -1,0 +1,86 @@
+/* The Zend layer of the lock extension: shared declarations of its files. */
+#ifndef PHP_LOCK_H
+#define PHP_LOCK_H
+
+#include "php.h"
+#include "core/lkc.h"
+
+extern zend_module_entry lock_module_entry;
+#define phpext_lock_ptr &lock_module_entry
+
+#define PHP_LOCK_VERSION LKC_VERSION
+
+/* A Lock\Lock object. */
+typedef struct php_lock_obj {
+	lkc_hold hold;
+	zend_object *store;          /* the Lock\Store object, referenced */
+	int64_t ttl_ms;              /* LKC_TTL_NONE for no expiry */
+	bool auto_release;
+	bool ready;                  /* the constructor ran */
+	/* The registry of held locks that request shutdown releases. */
+	struct php_lock_obj *prev;
+	struct php_lock_obj *next;
+	bool registered;
+	zend_object std;
+} php_lock_obj;
+
+/* A Lock\Store\* object. */
+typedef struct {
+	lkc_store *store;
+	zend_object std;
+} php_lock_store_obj;
+
+static inline php_lock_obj *php_lock_from_obj(zend_object *obj)
+{
+	return (php_lock_obj *) ((char *) obj - XtOffsetOf(php_lock_obj, std));
+}
+
+static inline php_lock_store_obj *php_lock_store_from_obj(zend_object *obj)
+{
+	return (php_lock_store_obj *) ((char *) obj - XtOffsetOf(php_lock_store_obj, std));
+}
+
+ZEND_BEGIN_MODULE_GLOBALS(lock)
+	double redis_timeout;
+	double default_ttl;
+	php_lock_obj *held;          /* locks holding something, newest first */
+ZEND_END_MODULE_GLOBALS(lock)
+
+ZEND_EXTERN_MODULE_GLOBALS(lock)
+#define LOCK_G(v) ZEND_MODULE_GLOBALS_ACCESSOR(lock, v)
+
+extern zend_class_entry *php_lock_ce_lock_exception;
+extern zend_class_entry *php_lock_ce_timeout_exception;
+extern zend_class_entry *php_lock_ce_expired_exception;
+extern zend_class_entry *php_lock_ce_lost_exception;
+extern zend_class_entry *php_lock_ce_storage_exception;
+extern zend_class_entry *php_lock_ce_store;
+extern zend_class_entry *php_lock_ce_lock;
+extern zend_class_entry *php_lock_ce_factory;
+extern zend_class_entry *php_lock_ce_flock_store;
+extern zend_class_entry *php_lock_ce_semaphore_store;
+extern zend_class_entry *php_lock_ce_redis_store;
+
+/* The one place where core result codes become PHP exceptions. */
+void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold);
+
+/* Validates a duration argument (TTL, timeout, delay): finite and > 0 (or >= 0 when zero_ok). */
+bool php_lock_seconds_to_ms(double seconds, uint32_t arg_num, bool zero_ok, int64_t *ms);
+
+/* Set up handlers of the classes registered in MINIT. */
+void php_lock_setup_lock_class(void);
+void php_lock_setup_factory_class(void);
+void php_lock_setup_store_classes(void);
+
+/* Creates a store object from a DSN ("flock:", "semaphore:", "redis://..."); false when it threw. */
+bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_num);
+/* Initialises a new Lock\Lock object; false when it threw. */
+bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store,
+	int64_t ttl_ms, bool auto_release);
+/* Validates a TTL argument (null: no expiry); false when it threw. */
+bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms);
+
+/* Releases, silently, every hold the request still has (request end, fatal error included). */
+void php_lock_release_all(void);
+
+#endif

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs what building, testing and benchmarking the lock extension needs on Debian 12.
+# Does nothing when every package is already installed; otherwise runs apt-get update
+# once and installs the missing ones, without letting any package start its service.
+set -euo pipefail
+
+packages=(
+	# build
+	build-essential pkg-config php8.2-cli php8.2-dev php-pear libhiredis-dev
+	# tests: our own redis-server processes on free ports, valgrind for the phpt suite
+	redis-server valgrind curl php8.2-fpm
+	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline
+	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
+)
+
+# Prints the packages of the list that dpkg does not report as installed.
+missing_packages() {
+	local pkg status
+	for pkg in "${packages[@]}"; do
+		status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$pkg" 2>/dev/null || true)
+		# "ii" is installed; "rc" (removed, config left) or nothing at all is missing.
+		if [[ $status != ii* ]]; then
+			printf '%s\n' "$pkg"
+		fi
+	done
+}
+
+mapfile -t missing < <(missing_packages)
+if ((${#missing[@]} == 0)); then
+	echo "install-deps: all ${#packages[@]} packages already installed, nothing to do"
+	exit 0
+fi
+
+sudo=()
+if ((EUID != 0)); then
+	if ! command -v sudo >/dev/null 2>&1; then
+		echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+		exit 1
+	fi
+	sudo=(sudo)
+fi
+
+# The pid of the system redis-server named by its pid file, or nothing when it is not running.
+system_redis_pid() {
+	local pidfile=/run/redis/redis-server.pid pid
+	[[ -s $pidfile ]] || return 0
+	pid=$(cat "$pidfile")
+	if [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]]; then
+		printf '%s\n' "$pid"
+	fi
+}
+
+policy=/usr/sbin/policy-rc.d
+policy_saved=
+policy_ours=0
+log=$(mktemp)
+redis_before=$(system_redis_pid)
+
+# Puts back whatever policy-rc.d was there before, on every way out.
+restore_policy() {
+	if ((policy_ours)); then
+		"${sudo[@]}" rm -f "$policy"
+	fi
+	if [[ -n $policy_saved ]]; then
+		"${sudo[@]}" mv "$policy_saved" "$policy"
+	fi
+	rm -f "$log"
+}
+trap restore_policy EXIT
+trap 'exit 130' INT TERM
+
+# Exit code 101 tells invoke-rc.d and deb-systemd-invoke not to start services, such as
+# the system redis-server on port 6379, which our tests never use.
+if [[ -e $policy ]]; then
+	"${sudo[@]}" mv "$policy" "$policy.install-deps.$$"
+	policy_saved=$policy.install-deps.$$
+fi
+policy_ours=1
+printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
+"${sudo[@]}" chmod 755 "$policy"
+
+apt_get() {
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -y -o DPkg::Lock::Timeout=300 "$@" >>"$log" 2>&1
+}
+
+if ! apt_get update || ! apt_get install "${missing[@]}"; then
+	tail -n 30 "$log" >&2
+	echo "install-deps: apt-get failed installing: ${missing[*]}" >&2
+	exit 1
+fi
+
+# Should an init system have started redis-server despite the policy, stop that one.
+redis_after=$(system_redis_pid)
+if [[ -z $redis_before && -n $redis_after ]]; then
+	"${sudo[@]}" kill "$redis_after"
+fi
+
+echo "install-deps: ran apt-get update and installed ${#missing[@]} missing package(s): ${missing[*]}"

@@ -1,0 +1,123 @@
+<?php
+
+/** @generate-class-entries */
+
+namespace Lock {
+    /** @strict-properties */
+    class LockException extends \RuntimeException
+    {
+    }
+
+    /** @strict-properties */
+    class TimeoutException extends LockException
+    {
+    }
+
+    /** @strict-properties */
+    class ExpiredException extends LockException
+    {
+    }
+
+    /** @strict-properties */
+    class LostException extends ExpiredException
+    {
+    }
+
+    /** @strict-properties */
+    class StorageException extends LockException
+    {
+    }
+
+    interface Store
+    {
+        public function isLocked(string $resource): bool;
+
+        public function forceRelease(string $resource): void;
+    }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class Lock
+    {
+        public function __construct(string $resource, Store $store, ?float $ttl = 300.0, bool $autoRelease = true) {}
+
+        public function acquire(bool $blocking = false, ?float $timeout = null): bool {}
+
+        public function run(callable $callback, ?float $timeout = null): mixed {}
+
+        public function refresh(?float $ttl = null): void {}
+
+        public function release(float $delay = 0.0): void {}
+
+        public function isAcquired(): bool {}
+
+        public function isExpired(): bool {}
+
+        public function getRemainingLifetime(): ?float {}
+
+        public function getResource(): string {}
+
+        public function getOwner(): string {}
+
+        public function getTtl(): ?float {}
+    }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class Factory
+    {
+        public function __construct(Store $store, ?float $defaultTtl = 300.0) {}
+
+        public static function fromDsn(string $dsn): Factory {}
+
+        /** @param float|null $ttl defaults to the factory's default TTL */
+        public function createLock(string $resource, ?float $ttl = UNKNOWN, bool $autoRelease = true): Lock {}
+
+        public function getStore(): Store {}
+    }
+}
+
+namespace Lock\Store {
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class FlockStore implements \Lock\Store
+    {
+        public function __construct(?string $directory = null, array $options = []) {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+    }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class SemaphoreStore implements \Lock\Store
+    {
+        public function __construct(array $options = []) {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+    }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class RedisStore implements \Lock\Store
+    {
+        public function __construct(string $dsn = 'redis://127.0.0.1:6379', array $options = []) {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+    }
+}

@@ -1,0 +1,324 @@
+/* This is a generated file, edit the .stub.php file instead.
+ * Stub hash: 03c9154fbcd92fbc705ca7d7936b143490a59ed9 */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_isLocked, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_forceRelease, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Lock___construct, 0, 0, 2)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+	ZEND_ARG_OBJ_INFO(0, store, Lock\\Store, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "300.0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_acquire, 0, 0, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, blocking, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_run, 0, 1, IS_MIXED, 0)
+	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_refresh, 0, 0, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_release, 0, 0, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, delay, IS_DOUBLE, 0, "0.0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_isAcquired, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Lock_isExpired arginfo_class_Lock_Lock_isAcquired
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_getRemainingLifetime, 0, 0, IS_DOUBLE, 1)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_getResource, 0, 0, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Lock_getOwner arginfo_class_Lock_Lock_getResource
+
+#define arginfo_class_Lock_Lock_getTtl arginfo_class_Lock_Lock_getRemainingLifetime
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Factory___construct, 0, 0, 1)
+	ZEND_ARG_OBJ_INFO(0, store, Lock\\Store, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, defaultTtl, IS_DOUBLE, 1, "300.0")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_fromDsn, 0, 1, Lock\\Factory, 0)
+	ZEND_ARG_TYPE_INFO(0, dsn, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_createLock, 0, 1, Lock\\Lock, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, ttl, IS_DOUBLE, 1)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_getStore, 0, 0, Lock\\Store, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_FlockStore___construct, 0, 0, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, directory, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_FlockStore_isLocked arginfo_class_Lock_Store_isLocked
+
+#define arginfo_class_Lock_Store_FlockStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_SemaphoreStore___construct, 0, 0, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_SemaphoreStore_isLocked arginfo_class_Lock_Store_isLocked
+
+#define arginfo_class_Lock_Store_SemaphoreStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_RedisStore_isLocked arginfo_class_Lock_Store_isLocked
+
+#define arginfo_class_Lock_Store_RedisStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+
+ZEND_METHOD(Lock_Lock, __construct);
+ZEND_METHOD(Lock_Lock, acquire);
+ZEND_METHOD(Lock_Lock, run);
+ZEND_METHOD(Lock_Lock, refresh);
+ZEND_METHOD(Lock_Lock, release);
+ZEND_METHOD(Lock_Lock, isAcquired);
+ZEND_METHOD(Lock_Lock, isExpired);
+ZEND_METHOD(Lock_Lock, getRemainingLifetime);
+ZEND_METHOD(Lock_Lock, getResource);
+ZEND_METHOD(Lock_Lock, getOwner);
+ZEND_METHOD(Lock_Lock, getTtl);
+ZEND_METHOD(Lock_Factory, __construct);
+ZEND_METHOD(Lock_Factory, fromDsn);
+ZEND_METHOD(Lock_Factory, createLock);
+ZEND_METHOD(Lock_Factory, getStore);
+ZEND_METHOD(Lock_Store_FlockStore, __construct);
+ZEND_METHOD(Lock_Store_FlockStore, isLocked);
+ZEND_METHOD(Lock_Store_FlockStore, forceRelease);
+ZEND_METHOD(Lock_Store_SemaphoreStore, __construct);
+ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked);
+ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease);
+ZEND_METHOD(Lock_Store_RedisStore, __construct);
+ZEND_METHOD(Lock_Store_RedisStore, isLocked);
+ZEND_METHOD(Lock_Store_RedisStore, forceRelease);
+
+
+static const zend_function_entry class_Lock_LockException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_TimeoutException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_ExpiredException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_LostException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_StorageException_methods[] = {
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_methods[] = {
+	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, isLocked, arginfo_class_Lock_Store_isLocked, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
+	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, forceRelease, arginfo_class_Lock_Store_forceRelease, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Lock_methods[] = {
+	ZEND_ME(Lock_Lock, __construct, arginfo_class_Lock_Lock___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, acquire, arginfo_class_Lock_Lock_acquire, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, run, arginfo_class_Lock_Lock_run, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, refresh, arginfo_class_Lock_Lock_refresh, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, release, arginfo_class_Lock_Lock_release, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, isAcquired, arginfo_class_Lock_Lock_isAcquired, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, isExpired, arginfo_class_Lock_Lock_isExpired, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, getRemainingLifetime, arginfo_class_Lock_Lock_getRemainingLifetime, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, getResource, arginfo_class_Lock_Lock_getResource, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, getOwner, arginfo_class_Lock_Lock_getOwner, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, getTtl, arginfo_class_Lock_Lock_getTtl, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Factory_methods[] = {
+	ZEND_ME(Lock_Factory, __construct, arginfo_class_Lock_Factory___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Factory, fromDsn, arginfo_class_Lock_Factory_fromDsn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Lock_Factory, createLock, arginfo_class_Lock_Factory_createLock, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Factory, getStore, arginfo_class_Lock_Factory_getStore, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_FlockStore_methods[] = {
+	ZEND_ME(Lock_Store_FlockStore, __construct, arginfo_class_Lock_Store_FlockStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_FlockStore, isLocked, arginfo_class_Lock_Store_FlockStore_isLocked, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_FlockStore, forceRelease, arginfo_class_Lock_Store_FlockStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
+	ZEND_ME(Lock_Store_SemaphoreStore, __construct, arginfo_class_Lock_Store_SemaphoreStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_SemaphoreStore, isLocked, arginfo_class_Lock_Store_SemaphoreStore_isLocked, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_SemaphoreStore, forceRelease, arginfo_class_Lock_Store_SemaphoreStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_RedisStore_methods[] = {
+	ZEND_ME(Lock_Store_RedisStore, __construct, arginfo_class_Lock_Store_RedisStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_RedisStore, isLocked, arginfo_class_Lock_Store_RedisStore_isLocked, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_RedisStore, forceRelease, arginfo_class_Lock_Store_RedisStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+static zend_class_entry *register_class_Lock_LockException(zend_class_entry *class_entry_RuntimeException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "LockException", class_Lock_LockException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_RuntimeException);
+	class_entry->ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_TimeoutException(zend_class_entry *class_entry_Lock_LockException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "TimeoutException", class_Lock_TimeoutException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Lock_LockException);
+	class_entry->ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_ExpiredException(zend_class_entry *class_entry_Lock_LockException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "ExpiredException", class_Lock_ExpiredException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Lock_LockException);
+	class_entry->ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_LostException(zend_class_entry *class_entry_Lock_ExpiredException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "LostException", class_Lock_LostException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Lock_ExpiredException);
+	class_entry->ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_StorageException(zend_class_entry *class_entry_Lock_LockException)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "StorageException", class_Lock_StorageException_methods);
+	class_entry = zend_register_internal_class_ex(&ce, class_entry_Lock_LockException);
+	class_entry->ce_flags |= ZEND_ACC_NO_DYNAMIC_PROPERTIES;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "Store", class_Lock_Store_methods);
+	class_entry = zend_register_internal_interface(&ce);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Lock(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "Lock", class_Lock_Lock_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Factory(void)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock", "Factory", class_Lock_Factory_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store_FlockStore(zend_class_entry *class_entry_Lock_Store)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "FlockStore", class_Lock_Store_FlockStore_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store_SemaphoreStore(zend_class_entry *class_entry_Lock_Store)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "SemaphoreStore", class_Lock_Store_SemaphoreStore_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store_RedisStore(zend_class_entry *class_entry_Lock_Store)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "RedisStore", class_Lock_Store_RedisStore_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+	return class_entry;
+}

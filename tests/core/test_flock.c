@@ -1,0 +1,755 @@
+/* Unit tests of the flock store, on real files in a fresh temporary directory. */
+#define _GNU_SOURCE
+#include "t.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Generous bound for waits that must succeed; a failure shows as BUSY, never as a hang. */
+#define LONG_WAIT_MS 20000
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st;
+	(void) flag;
+	(void) ftw;
+	return remove(path);
+}
+
+/* Removes path and everything under it. */
+static void rm_rf(const char *path)
+{
+	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* A fresh directory under /tmp, its path in buf. */
+static void make_tmpdir(char buf[64])
+{
+	snprintf(buf, 64, "/tmp/lkc-flock-XXXXXX");
+	CHECK(mkdtemp(buf) != NULL);
+}
+
+static lkc_store *open_store(const char *dir)
+{
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_flock_open(&store, dir, 0600, &err), LKC_OK, &err);
+	return store;
+}
+
+static void init_hold(lkc_hold *hold, const char *resource)
+{
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_hold_init(hold, resource, strlen(resource), &err), LKC_OK, &err);
+}
+
+/*
+ * A wait that must be ended by a wake-up: LKC_OK only if acquired before its
+ * (generous) deadline, since a lost wake-up shows as a last try at the deadline.
+ */
+static lkc_rc acquire_woken(lkc_store *store, lkc_hold *hold, lkc_mode mode, lkc_err *err)
+{
+	uint64_t start = lkc_now_ns();
+	lkc_rc rc = lkc_acquire(store, hold, mode, LKC_TTL_NONE, LONG_WAIT_MS, err);
+
+	if (rc == LKC_OK && lkc_now_ns() - start >= (uint64_t) LONG_WAIT_MS * 1000000u) {
+		snprintf(err->msg, sizeof(err->msg), "acquired only at the deadline: no wake-up");
+		return LKC_BUSY;
+	}
+	return rc;
+}
+
+/* Waits for a child and returns its exit status, or 128 + signal. */
+static int reap(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		continue;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Blocks until the child writes its byte to the pipe. */
+static void await_child(int fd)
+{
+	char c;
+
+	CHECK(read(fd, &c, 1) == 1);
+}
+
+/* Whether name is a lock file name that cannot leave its directory. */
+static int name_is_safe(const char *name, size_t len)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= 48 + 1 + 64 + 5 && name[0] != '.'
+		&& strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n
+		&& strcmp(name + n - 5, ".lock") == 0
+		&& (len == 0 || n == (len < 48 ? len : 48) + 1 + 64 + 5);
+}
+
+static void file_names_are_safe(void)
+{
+	static const struct { const char *s; size_t len; } hostile[] = {
+		{ "../x", 4 }, { "/etc/passwd", 11 }, { "a\0b", 3 }, { ".", 1 }, { "..", 2 },
+		{ ".hidden", 7 }, { "a/b", 3 }, { "a-b", 3 }, { "\n\t\xff", 3 }, { "plain", 5 },
+	};
+	char *big = malloc(LKC_RESOURCE_MAX);
+	char *names[sizeof(hostile) / sizeof(hostile[0])];
+	char *name;
+
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		names[i] = lkc_flock_file_name(hostile[i].s, hostile[i].len);
+		CHECK(names[i] != NULL && name_is_safe(names[i], hostile[i].len));
+	}
+	CHECK(strncmp(names[0], "-.-x.", 5) == 0);
+	CHECK(strncmp(names[9], "plain.", 6) == 0);
+	/* Lossy readable parts still give distinct names. */
+	CHECK(strcmp(names[6], names[7]) != 0);
+	CHECK(strncmp(names[2], "a-b.", 4) == 0 && strcmp(names[2], names[7]) != 0);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		free(names[i]);
+	}
+	memset(big, '/', LKC_RESOURCE_MAX);
+	name = lkc_flock_file_name(big, LKC_RESOURCE_MAX);
+	CHECK(name != NULL && name_is_safe(name, LKC_RESOURCE_MAX));
+	free(name);
+	free(big);
+}
+
+static void hostile_resources_stay_inside(void)
+{
+	static const char *const hostile[] = { "../escape", "/etc/passwd-lkc-test", "..", "x/../../escape2" };
+	char top[64], dir[96], path[160];
+	lkc_store *store;
+	lkc_err err;
+	int files = 0;
+
+	make_tmpdir(top);
+	snprintf(dir, sizeof(dir), "%s/locks", top);
+	store = open_store(dir);
+	lkc_err_clear(&err);
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		lkc_hold h;
+		init_hold(&h, hostile[i]);
+		CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+		lkc_hold_dispose(&h);
+	}
+	/* Nothing beside the lock directory, nothing but lock files in it. */
+	snprintf(path, sizeof(path), "%s/escape", top);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/escape2", top);
+	CHECK(access(path, F_OK) != 0);
+	CHECK(access("/etc/passwd-lkc-test", F_OK) != 0);
+	{
+		char cmd[160];
+		FILE *ls;
+		char line[256];
+
+		snprintf(cmd, sizeof(cmd), "ls -A %s", dir);
+		ls = popen(cmd, "r");
+		CHECK(ls != NULL);
+		while (ls != NULL && fgets(line, sizeof(line), ls) != NULL) {
+			line[strcspn(line, "\n")] = '\0';
+			CHECK(name_is_safe(line, 0));
+			files++;
+		}
+		if (ls != NULL) {
+			pclose(ls);
+		}
+		snprintf(cmd, sizeof(cmd), "ls -A %s", top);
+		ls = popen(cmd, "r");
+		CHECK(ls != NULL && fgets(line, sizeof(line), ls) != NULL && strcmp(line, "locks\n") == 0);
+		CHECK(ls != NULL && fgets(line, sizeof(line), ls) == NULL);
+		if (ls != NULL) {
+			pclose(ls);
+		}
+	}
+	CHECK(files == 4);
+	store->ops->destroy(store);
+	rm_rf(top);
+}
+
+static void exclusive_holds_conflict_in_process(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "res");
+	init_hold(&b, "res");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK(b.fd == -1 && b.mode == LKC_MODE_NONE);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	/* Acquiring again in the same mode keeps the hold. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(a.fd == -1);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* Releasing what is not held is a no-op. */
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void shared_holds_coexist(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b, c;
+	lkc_err err;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "shared");
+	init_hold(&b, "shared");
+	init_hold(&c, "shared");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &c, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	lkc_hold_dispose(&c);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void timed_wait_ends_busy(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "timed");
+	init_hold(&b, "timed");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 100, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
+	CHECK(b.fd == -1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 100, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+/* In a child: takes the lock with a store of its own, writes a byte to fd, then calls then(). */
+static void child_hold(const char *dir, const char *resource, lkc_mode mode, int fd, void (*then)(lkc_store *, lkc_hold *))
+{
+	lkc_store *store = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (lkc_flock_open(&store, dir, 0600, &err) != LKC_OK
+		|| lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK
+		|| lkc_acquire(store, &h, mode, LKC_TTL_NONE, 0, &err) != LKC_OK) {
+		_exit(2);
+	}
+	if (write(fd, "x", 1) != 1) {
+		_exit(3);
+	}
+	then(store, &h);
+	_exit(0);
+}
+
+static void then_die(lkc_store *store, lkc_hold *h)
+{
+	(void) store;
+	(void) h;
+	usleep(200000);
+	raise(SIGKILL);
+}
+
+static void then_release_and_live(lkc_store *store, lkc_hold *h)
+{
+	lkc_err err;
+
+	usleep(200000);
+	if (lkc_release(store, h, 0, &err) != LKC_OK) {
+		_exit(4);
+	}
+	for (;;) {
+		pause();
+	}
+}
+
+static void killed_holder_frees_waiter(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold h;
+	lkc_err err;
+	int p[2];
+	pid_t pid;
+
+	make_tmpdir(dir);
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		child_hold(dir, "killed", LKC_MODE_EXCLUSIVE, p[1], then_die);
+	}
+	close(p[1]);
+	await_child(p[0]);
+	close(p[0]);
+	store = open_store(dir);
+	init_hold(&h, "killed");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	/* The child dies holding the lock while we wait: the kernel frees it and wakes us. */
+	CHECK_RC(acquire_woken(store, &h, LKC_MODE_EXCLUSIVE, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 128 + SIGKILL);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void release_wakes_waiter(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold h;
+	lkc_err err;
+	int p[2];
+	pid_t pid;
+
+	make_tmpdir(dir);
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		child_hold(dir, "woken", LKC_MODE_EXCLUSIVE, p[1], then_release_and_live);
+	}
+	close(p[1]);
+	await_child(p[0]);
+	close(p[0]);
+	store = open_store(dir);
+	init_hold(&h, "woken");
+	lkc_err_clear(&err);
+	/* A shared waiter is woken by the release of a holder that lives on. */
+	CHECK_RC(acquire_woken(store, &h, LKC_MODE_SHARED, &err), LKC_OK, &err);
+	kill(pid, SIGKILL);
+	CHECK(reap(pid) == 128 + SIGKILL);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void release_while_child_keeps_descriptor(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int p[2];
+	pid_t keeper, waiter;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "inherited");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	/* This child inherits our descriptor, and with it our open file description, and keeps it. */
+	keeper = fork();
+	if (keeper == 0) {
+		for (;;) {
+			pause();
+		}
+	}
+	CHECK(pipe(p) == 0);
+	waiter = fork();
+	if (waiter == 0) {
+		lkc_store *s2 = NULL;
+		lkc_hold h;
+		lkc_rc rc;
+
+		close(p[0]);
+		lkc_abandon(store, &a);
+		if (lkc_flock_open(&s2, dir, 0600, &err) != LKC_OK || lkc_hold_init(&h, "inherited", 9, &err) != LKC_OK
+			|| lkc_acquire(s2, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err) != LKC_BUSY) {
+			_exit(2);
+		}
+		if (write(p[1], "x", 1) != 1) {
+			_exit(3);
+		}
+		rc = acquire_woken(s2, &h, LKC_MODE_EXCLUSIVE, &err);
+		_exit(rc == LKC_OK ? 0 : 1);
+	}
+	close(p[1]);
+	await_child(p[0]);
+	close(p[0]);
+	usleep(50000);
+	/* The release must unlock despite the keeper, and wake the waiter although our close() is not the last. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(waiter) == 0);
+	kill(keeper, SIGKILL);
+	CHECK(reap(keeper) == 128 + SIGKILL);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void forked_child_abandons(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "parent");
+	init_hold(&b, "parent");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		int locked = 0;
+
+		if (lkc_release(store, &a, 0, &err) != LKC_ERR_STATE) {
+			_exit(2);
+		}
+		lkc_abandon(store, &a);
+		if (a.fd != -1 || store->ops->is_locked(store, "parent", 6, &locked, &err) != LKC_OK || !locked) {
+			_exit(3);
+		}
+		_exit(0);
+	}
+	CHECK(reap(pid) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void force_release_breaks_holder(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	int locked = -1;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "forced");
+	init_hold(&b, "forced");
+	lkc_err_clear(&err);
+	/* Nothing to break yet. */
+	CHECK_RC(store->ops->force_release(store, "forced", 6, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, "forced", 6, &err), LKC_OK, &err);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	CHECK_RC(store->ops->is_locked(store, "forced", 6, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_LOST, &err);
+	CHECK(a.mode == LKC_MODE_NONE && a.fd == -1);
+	CHECK_RC(lkc_check(store, &b, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* A refresh of a broken hold reports it and lets the old file go. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, "forced", 6, &err), LKC_OK, &err);
+	CHECK_RC(lkc_refresh(store, &a, LKC_TTL_NONE, &err), LKC_EXPIRED, &err);
+	CHECK(a.mode == LKC_MODE_NONE && a.fd == -1);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void force_release_wakes_waiter(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int p[2];
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "stuck");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		lkc_store *s2 = NULL;
+		lkc_hold h;
+		lkc_rc rc;
+
+		close(p[0]);
+		lkc_abandon(store, &a);
+		if (lkc_flock_open(&s2, dir, 0600, &err) != LKC_OK || lkc_hold_init(&h, "stuck", 5, &err) != LKC_OK
+			|| write(p[1], "x", 1) != 1) {
+			_exit(2);
+		}
+		rc = acquire_woken(s2, &h, LKC_MODE_EXCLUSIVE, &err);
+		_exit(rc == LKC_OK ? 0 : 1);
+	}
+	close(p[1]);
+	await_child(p[0]);
+	close(p[0]);
+	usleep(50000);
+	/* Our hold stays on the old inode; the waiter moves to the new file. */
+	CHECK_RC(store->ops->force_release(store, "stuck", 5, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK(lkc_check(store, &a, &err) != LKC_OK);
+	lkc_release(store, &a, 0, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void is_locked_sees_every_mode(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int locked = -1;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "probe");
+	lkc_err_clear(&err);
+	CHECK_RC(store->ops->is_locked(store, "probe", 5, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, "probe", 5, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, "probe", 5, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, "probe", 5, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 1);
+	/* The probe must not have disturbed the hold. */
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void directory_is_created(void)
+{
+	char top[64], dir[128], file[128];
+	lkc_store *store = NULL;
+	lkc_err err;
+	struct stat st;
+	mode_t old = umask(022);
+	pid_t pid;
+	int fd;
+
+	make_tmpdir(top);
+	snprintf(dir, sizeof(dir), "%s/a//b/c/", top);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_flock_open(&store, dir, 0640, &err), LKC_OK, &err);
+	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0750);
+	if (store != NULL) {
+		store->ops->destroy(store);
+	}
+	/* An existing directory is used as it is. */
+	store = open_store(dir);
+	if (store != NULL) {
+		store->ops->destroy(store);
+	}
+	/* A file where the directory should be, or on its way, is an error that says so. */
+	snprintf(file, sizeof(file), "%s/file", top);
+	fd = open(file, O_CREAT | O_WRONLY, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK_RC(lkc_flock_open(&store, file, 0600, &err), LKC_ERR_SYSTEM, &err);
+	CHECK(strstr(err.msg, "not a directory") != NULL && strstr(err.msg, "flock: ") == err.msg);
+	snprintf(dir, sizeof(dir), "%s/file/sub", top);
+	CHECK_RC(lkc_flock_open(&store, dir, 0600, &err), LKC_ERR_SYSTEM, &err);
+	CHECK(strstr(err.msg, "cannot open directory") != NULL && strstr(err.msg, "Not a directory") != NULL);
+	CHECK(store == NULL);
+	/* A directory that cannot be made is an error naming the part that failed. */
+	snprintf(dir, sizeof(dir), "%s/ro", top);
+	CHECK(chmod(top, 0755) == 0 && mkdir(dir, 0555) == 0);
+	pid = fork();
+	if (pid == 0) {
+		lkc_rc rc;
+		char want[160];
+
+		/* root may write anywhere: drop to nobody to meet the permission check. */
+		if (geteuid() == 0 && setuid(65534) != 0) {
+			_exit(2);
+		}
+		snprintf(dir, sizeof(dir), "%s/ro/sub/deeper", top);
+		snprintf(want, sizeof(want), "flock: cannot create directory %s/ro/sub: Permission denied", top);
+		rc = lkc_flock_open(&store, dir, 0600, &err);
+		_exit(rc == LKC_ERR_PERM && strcmp(err.msg, want) == 0 ? 0 : 1);
+	}
+	CHECK(reap(pid) == 0);
+	CHECK_RC(lkc_flock_open(&store, "", 0600, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_flock_open(&store, top, 01777, &err), LKC_ERR_INVALID, &err);
+	umask(old);
+	rm_rf(top);
+}
+
+static void symlink_is_refused(void)
+{
+	char dir[64], target[128], link[256];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int locked = -1;
+	char *name = lkc_flock_file_name("evil", 4);
+
+	make_tmpdir(dir);
+	snprintf(target, sizeof(target), "%s/target", dir);
+	snprintf(link, sizeof(link), "%s/%s", dir, name);
+	CHECK(symlink(target, link) == 0);
+	store = open_store(dir);
+	init_hold(&a, "evil");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_ERR_PERM, &err);
+	CHECK(strstr(err.msg, "symbolic link") != NULL);
+	CHECK(access(target, F_OK) != 0);
+	CHECK(a.fd == -1 && a.mode == LKC_MODE_NONE);
+	CHECK(store->ops->is_locked(store, "evil", 4, &locked, &err) == LKC_ERR_PERM);
+	/* force_release replaces the link itself, never what it points to. */
+	CHECK_RC(store->ops->force_release(store, "evil", 4, &err), LKC_OK, &err);
+	CHECK(access(target, F_OK) != 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	free(name);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void holds_convert(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "convert");
+	init_hold(&b, "convert");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	/* A promotion that cannot happen leaves the reader a reader. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 50, &err), LKC_BUSY, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_EXCLUSIVE);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static volatile sig_atomic_t alarmed;
+
+static void on_alarm(int sig)
+{
+	(void) sig;
+	alarmed = 1;
+}
+
+static int alarm_hook(void)
+{
+	return alarmed;
+}
+
+static void host_interrupts_wait(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	struct sigaction sa, old;
+	struct itimerval it = { { 0, 0 }, { 0, 100000 } };
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "interrupt");
+	init_hold(&b, "interrupt");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarmed = 0;
+	lkc_set_interrupt_hook(alarm_hook);
+	setitimer(ITIMER_REAL, &it, NULL);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
+	CHECK(b.fd == -1 && b.mode == LKC_MODE_NONE);
+	lkc_set_interrupt_hook(NULL);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_holds_conflict_in_process),
+	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
+	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
+	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
+	T(holds_convert), T(host_interrupts_wait))

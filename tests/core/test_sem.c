@@ -1,0 +1,672 @@
+/* Unit tests of the SysV semaphore store, on real semaphore sets that each test removes again. */
+#define _GNU_SOURCE
+#include "t.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/ipc.h>
+#include <sys/sem.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Generous bound for waits that must succeed; a failure shows as BUSY, never as a hang. */
+#define LONG_WAIT_MS 20000
+
+/* The semaphores of a set, as lkc_sem.c numbers them. */
+#define SEM_READERS   0
+#define SEM_WRITER    1
+#define SEM_WAITING   2
+#define SEM_PROMOTING 3
+
+/* A resource name with a random suffix, so runs never share a set with anything else. */
+static void unique_resource(char *buf, size_t size, const char *base)
+{
+	char token[LKC_TOKEN_LEN + 1];
+	lkc_err err;
+
+	CHECK_RC(lkc_token_new(token, &err), LKC_OK, &err);
+	snprintf(buf, size, "lkc-test-%s-%s", base, token);
+}
+
+/* Removes the set of resource, if there is one, so the machine is not littered. */
+static void remove_set(const char *resource)
+{
+	int id = semget((key_t) lkc_sem_key(resource, strlen(resource)), 0, 0);
+
+	if (id >= 0) {
+		semctl(id, 0, IPC_RMID);
+	}
+}
+
+/* The value of semaphore num of resource's set, -1 when there is no set. */
+static int semval(const char *resource, int num)
+{
+	int id = semget((key_t) lkc_sem_key(resource, strlen(resource)), 0, 0);
+
+	return id < 0 ? -1 : semctl(id, num, GETVAL);
+}
+
+/* Waits (bounded) until semaphore num of resource's set reaches want; whether it did. */
+static int await_semval(const char *resource, int num, int want)
+{
+	for (int i = 0; i < 4000; i++) {
+		if (semval(resource, num) == want) {
+			return 1;
+		}
+		usleep(5000);
+	}
+	return 0;
+}
+
+static lkc_store *open_store(void)
+{
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_sem_open(&store, 0600, &err), LKC_OK, &err);
+	return store;
+}
+
+static void init_hold(lkc_hold *hold, const char *resource)
+{
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_hold_init(hold, resource, strlen(resource), &err), LKC_OK, &err);
+}
+
+/*
+ * A wait that must be ended by a wake-up: LKC_OK only if acquired before its
+ * (generous) deadline, since a lost wake-up shows as a last try at the deadline.
+ */
+static lkc_rc acquire_woken(lkc_store *store, lkc_hold *hold, lkc_mode mode, lkc_err *err)
+{
+	uint64_t start = lkc_now_ns();
+	lkc_rc rc = lkc_acquire(store, hold, mode, LKC_TTL_NONE, LONG_WAIT_MS, err);
+
+	if (rc == LKC_OK && lkc_now_ns() - start >= (uint64_t) LONG_WAIT_MS * 1000000u) {
+		snprintf(err->msg, sizeof(err->msg), "acquired only at the deadline: no wake-up");
+		return LKC_BUSY;
+	}
+	return rc;
+}
+
+/* Waits for a child and returns its exit status, or 128 + signal. */
+static int reap(pid_t pid)
+{
+	int status = 0;
+
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		continue;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* Blocks until the child writes its byte to the pipe. */
+static void await_child(int fd)
+{
+	char c;
+
+	CHECK(read(fd, &c, 1) == 1);
+}
+
+static void key_is_derived_and_never_private(void)
+{
+	/* The first four bytes of sha256("lock-ext-sem\0" + resource), big-endian. */
+	CHECK(lkc_sem_key("abc", 3) == (int32_t) 0x3160e98e);
+	CHECK(lkc_sem_key("x", 1) == (int32_t) 0xc1c420a0);
+	CHECK(lkc_sem_key("abc", 3) != lkc_sem_key("abd", 3));
+	for (int i = 0; i < 1000; i++) {
+		char r[16];
+		snprintf(r, sizeof(r), "r%d", i);
+		CHECK(lkc_sem_key(r, strlen(r)) != IPC_PRIVATE);
+	}
+	{
+		char *big = calloc(1, LKC_RESOURCE_MAX);
+		int32_t k = lkc_sem_key(big, LKC_RESOURCE_MAX);
+		CHECK(k != IPC_PRIVATE && k == lkc_sem_key(big, LKC_RESOURCE_MAX));
+		free(big);
+	}
+}
+
+static void exclusive_holds_conflict_in_process(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+
+	unique_resource(res, sizeof(res), "excl");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(a.semid >= 0 && a.semkey == lkc_sem_key(res, strlen(res)));
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK(b.mode == LKC_MODE_NONE);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_refresh(store, &a, LKC_TTL_NONE, &err), LKC_OK, &err);
+	/* Acquiring again in the same mode keeps the hold, and counts nothing twice. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_WRITER) == 1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_WRITER) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* Releasing keeps the set, so that its waiters are never cut off. */
+	CHECK(semval(res, SEM_WRITER) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void shared_holds_coexist(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b, c;
+	lkc_err err;
+
+	unique_resource(res, sizeof(res), "shared");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	init_hold(&c, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_READERS) == 2);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &c, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_READERS) == 0 && semval(res, SEM_WRITER) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	lkc_hold_dispose(&c);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void timed_wait_ends_busy(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+
+	unique_resource(res, sizeof(res), "timed");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 100, &err), LKC_BUSY, &err);
+	/* The writer that gave up is no longer announced. */
+	CHECK(semval(res, SEM_WAITING) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 100, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+/* In a child: takes resource in mode, writes a byte to fd, then calls then(). */
+static void child_hold(const char *resource, lkc_mode mode, int fd, void (*then)(lkc_store *, lkc_hold *))
+{
+	lkc_store *store = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (lkc_sem_open(&store, 0600, &err) != LKC_OK
+		|| lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK
+		|| lkc_acquire(store, &h, mode, LKC_TTL_NONE, 0, &err) != LKC_OK) {
+		_exit(2);
+	}
+	if (write(fd, "x", 1) != 1) {
+		_exit(3);
+	}
+	then(store, &h);
+	_exit(0);
+}
+
+static void then_pause(lkc_store *store, lkc_hold *h)
+{
+	(void) store;
+	(void) h;
+	for (;;) {
+		pause();
+	}
+}
+
+static void then_release_and_live(lkc_store *store, lkc_hold *h)
+{
+	lkc_err err;
+
+	usleep(200000);
+	if (lkc_release(store, h, 0, &err) != LKC_OK) {
+		_exit(4);
+	}
+	then_pause(store, h);
+}
+
+static void killed_holder_is_undone(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold h;
+	lkc_err err;
+	int p[2];
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "killed");
+	CHECK(pipe(p) == 0);
+	pid = fork();
+	if (pid == 0) {
+		close(p[0]);
+		child_hold(res, LKC_MODE_EXCLUSIVE, p[1], then_pause);
+	}
+	close(p[1]);
+	await_child(p[0]);
+	close(p[0]);
+	init_hold(&h, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	kill(pid, SIGKILL);
+	CHECK(reap(pid) == 128 + SIGKILL);
+	/* SEM_UNDO gave the dead holder's hold back as it died: no wait needed. */
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void release_wakes_waiter(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold h;
+	lkc_err err;
+	int p[2];
+	pid_t pid;
+
+	for (int mode = LKC_MODE_EXCLUSIVE; mode <= LKC_MODE_SHARED; mode++) {
+		unique_resource(res, sizeof(res), "woken");
+		CHECK(pipe(p) == 0);
+		pid = fork();
+		if (pid == 0) {
+			close(p[0]);
+			child_hold(res, LKC_MODE_EXCLUSIVE, p[1], then_release_and_live);
+		}
+		close(p[1]);
+		await_child(p[0]);
+		close(p[0]);
+		init_hold(&h, res);
+		lkc_err_clear(&err);
+		/* Woken by the release of a holder that lives on, not by its exit. */
+		CHECK_RC(acquire_woken(store, &h, (lkc_mode) mode, &err), LKC_OK, &err);
+		kill(pid, SIGKILL);
+		CHECK(reap(pid) == 128 + SIGKILL);
+		CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+		lkc_hold_dispose(&h);
+		remove_set(res);
+	}
+	store->ops->destroy(store);
+}
+
+/* In a child: waits for an exclusive hold on resource; exits 0 when woken with it. */
+static void child_wait_exclusive(const char *resource)
+{
+	lkc_store *store = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (lkc_sem_open(&store, 0600, &err) != LKC_OK || lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK) {
+		_exit(2);
+	}
+	_exit(acquire_woken(store, &h, LKC_MODE_EXCLUSIVE, &err) == LKC_OK ? 0 : 1);
+}
+
+static void waiting_writer_holds_readers_back(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "writerfirst");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		child_wait_exclusive(res);
+	}
+	CHECK(await_semval(res, SEM_WAITING, 1));
+	/* Only a reader holds it, yet a new reader waits behind the announced writer. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	/* The writer exited; SEM_UNDO balanced everything it did. */
+	CHECK(semval(res, SEM_WRITER) == 0 && semval(res, SEM_WAITING) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void force_release_breaks_holder(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+	int locked = -1;
+
+	unique_resource(res, sizeof(res), "forced");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	/* Nothing to break yet. */
+	CHECK_RC(store->ops->force_release(store, res, strlen(res), &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, res, strlen(res), &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_WRITER) == -1);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	CHECK_RC(store->ops->is_locked(store, res, strlen(res), &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_LOST, &err);
+	CHECK(a.mode == LKC_MODE_NONE);
+	CHECK_RC(lkc_check(store, &b, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* A broken hold asked to change mode takes a new hold instead. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, res, strlen(res), &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_WRITER) == 1 && semval(res, SEM_READERS) == 0);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void force_release_wakes_waiter(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "stuck");
+	init_hold(&a, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		child_wait_exclusive(res);
+	}
+	CHECK(await_semval(res, SEM_WAITING, 1));
+	/* The removal wakes the waiter with EIDRM; it makes the set anew and takes it. */
+	CHECK_RC(store->ops->force_release(store, res, strlen(res), &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK(lkc_check(store, &a, &err) != LKC_OK);
+	CHECK(lkc_release(store, &a, 0, &err) != LKC_OK);
+	CHECK(a.mode == LKC_MODE_NONE);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void holds_convert(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+
+	unique_resource(res, sizeof(res), "convert");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	/* A promotion that cannot happen leaves the reader a reader, and nothing announced. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 50, &err), LKC_BUSY, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK(semval(res, SEM_READERS) == 2 && semval(res, SEM_WAITING) == 0 && semval(res, SEM_PROMOTING) == 0);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 50, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_EXCLUSIVE);
+	CHECK(semval(res, SEM_READERS) == 0 && semval(res, SEM_WRITER) == 1);
+	CHECK(semval(res, SEM_WAITING) == 0 && semval(res, SEM_PROMOTING) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK(semval(res, SEM_READERS) == 1 && semval(res, SEM_WRITER) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* Promotion without a wait works too. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_READERS) == 0 && semval(res, SEM_WRITER) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void second_promoter_is_refused(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "promoters");
+	init_hold(&a, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		lkc_hold c;
+
+		if (lkc_hold_init(&c, res, strlen(res), &err) != LKC_OK
+			|| lkc_acquire(store, &c, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err) != LKC_OK) {
+			_exit(2);
+		}
+		_exit(acquire_woken(store, &c, LKC_MODE_EXCLUSIVE, &err) == LKC_OK ? 0 : 1);
+	}
+	CHECK(await_semval(res, SEM_PROMOTING, 1));
+	/* Both readers waiting for the other to stop reading would wait forever: we are told at once. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LONG_WAIT_MS, &err), LKC_BUSY, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK(semval(res, SEM_READERS) == 2);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK(semval(res, SEM_PROMOTING) == 0 && semval(res, SEM_WAITING) == 0 && semval(res, SEM_WRITER) == 0);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void is_locked_sees_every_mode(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a;
+	lkc_err err;
+	int locked = -1;
+
+	unique_resource(res, sizeof(res), "probe");
+	init_hold(&a, res);
+	lkc_err_clear(&err);
+	CHECK_RC(store->ops->is_locked(store, res, strlen(res), &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	/* Looking creates nothing. */
+	CHECK(semval(res, SEM_READERS) == -1);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, res, strlen(res), &locked, &err), LKC_OK, &err);
+	CHECK(locked == 1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, res, strlen(res), &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->is_locked(store, res, strlen(res), &locked, &err), LKC_OK, &err);
+	CHECK(locked == 1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void forked_child_cannot_touch_parent_hold(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "fork");
+	init_hold(&a, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		if (lkc_release(store, &a, 0, &err) != LKC_ERR_STATE) {
+			_exit(2);
+		}
+		lkc_abandon(store, &a);
+		_exit(0);
+	}
+	CHECK(reap(pid) == 0);
+	/* The child's exit undid nothing of ours. */
+	CHECK(semval(res, SEM_WRITER) == 1);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static void permission_denied_names_key(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "perm");
+	init_hold(&a, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		char want[64];
+		lkc_hold h;
+
+		/* The set is owner-only (0600): another user is refused. */
+		if (geteuid() == 0 && setuid(65534) != 0) {
+			_exit(2);
+		}
+		if (lkc_hold_init(&h, res, strlen(res), &err) != LKC_OK) {
+			_exit(3);
+		}
+		snprintf(want, sizeof(want), "key 0x%08x", (unsigned) lkc_sem_key(res, strlen(res)));
+		_exit(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err) == LKC_ERR_PERM
+			&& strstr(err.msg, want) != NULL && strncmp(err.msg, "semaphore: ", 11) == 0 ? 0 : 1);
+	}
+	CHECK(reap(pid) == 0);
+	{
+		lkc_store *bad = NULL;
+		CHECK_RC(lkc_sem_open(&bad, 01000, &err), LKC_ERR_INVALID, &err);
+		CHECK(bad == NULL);
+	}
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+static volatile sig_atomic_t alarmed;
+
+static void on_alarm(int sig)
+{
+	(void) sig;
+	alarmed = 1;
+}
+
+static int alarm_hook(void)
+{
+	return alarmed;
+}
+
+static void host_interrupts_wait(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold a, b;
+	lkc_err err;
+	struct sigaction sa, old;
+	struct itimerval it = { { 0, 0 }, { 0, 100000 } };
+
+	unique_resource(res, sizeof(res), "interrupt");
+	init_hold(&a, res);
+	init_hold(&b, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarmed = 0;
+	lkc_set_interrupt_hook(alarm_hook);
+	setitimer(ITIMER_REAL, &it, NULL);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
+	/* The interrupted writer withdrew its announcement. */
+	CHECK(b.mode == LKC_MODE_NONE && semval(res, SEM_WAITING) == 0);
+	/* Without the host's say-so, an interrupted wait goes on to its end. */
+	lkc_set_interrupt_hook(NULL);
+	alarmed = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 300, &err), LKC_BUSY, &err);
+	CHECK(alarmed == 1);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	remove_set(res);
+}
+
+TEST_MAIN(T(key_is_derived_and_never_private), T(exclusive_holds_conflict_in_process), T(shared_holds_coexist),
+	T(timed_wait_ends_busy), T(killed_holder_is_undone), T(release_wakes_waiter),
+	T(waiting_writer_holds_readers_back), T(force_release_breaks_holder), T(force_release_wakes_waiter),
+	T(holds_convert), T(second_promoter_is_refused), T(is_locked_sees_every_mode),
+	T(forked_child_cannot_touch_parent_hold), T(permission_denied_names_key), T(host_interrupts_wait))

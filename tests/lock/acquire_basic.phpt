@@ -1,0 +1,77 @@
+--TEST--
+Lock::acquire() takes the hold; acquiring again while held refreshes it and returns true
+--EXTENSIONS--
+lock
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+
+foreach (['flock', 'semaphore', 'redis'] as $kind) {
+    echo "-- $kind\n";
+    $store = lock_test_store($kind);
+    $resource = lock_test_resource();
+    $lock = new Lock\Lock($resource, $store);
+    var_dump($lock->isAcquired());
+    var_dump($store->isLocked($resource));
+    var_dump($lock->acquire());
+    var_dump($lock->isAcquired());
+    var_dump($store->isLocked($resource));
+    // Again while held: still ours, no self-deadlock.
+    var_dump($lock->acquire());
+    var_dump($lock->acquire(true));
+    var_dump($lock->acquire(true, 0.1));
+    var_dump($lock->isAcquired());
+    $lock->release();
+    var_dump($lock->isAcquired());
+    var_dump($store->isLocked($resource));
+    // Released, it can be taken again.
+    var_dump($lock->acquire());
+    $lock->release();
+    // release() of a lock that is not held is a no-op.
+    $lock->release();
+    var_dump($store->isLocked($resource));
+}
+?>
+--EXPECT--
+-- flock
+bool(false)
+bool(false)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(true)
+bool(false)
+-- semaphore
+bool(false)
+bool(false)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(true)
+bool(false)
+-- redis
+bool(false)
+bool(false)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(true)
+bool(false)

@@ -1,0 +1,95 @@
+--TEST--
+A held lock is released when the object is destroyed (autoRelease), on every store
+--EXTENSIONS--
+lock
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+
+foreach (['flock', 'semaphore', 'redis'] as $kind) {
+    echo "-- $kind\n";
+    $store = lock_test_store($kind);
+    $resource = lock_test_resource();
+    $lock = new Lock\Lock($resource, $store);
+    var_dump($lock->acquire());
+    var_dump($store->isLocked($resource));
+    unset($lock);
+    var_dump($store->isLocked($resource));
+
+    // A lock that goes out of scope in a function is released too.
+    (function () use ($resource, $store) {
+        $l = new Lock\Lock($resource, $store);
+        $l->acquire();
+    })();
+    var_dump($store->isLocked($resource));
+
+    // Destroyed while another lock holds it: nothing of the other's hold is touched.
+    $holder = new Lock\Lock($resource, $store);
+    $holder->acquire();
+    $loser = new Lock\Lock($resource, $store);
+    var_dump($loser->acquire());
+    unset($loser);
+    var_dump($holder->isAcquired());
+    $holder->release();
+
+    // Lock objects in a reference cycle are released when the cycle collector frees them.
+    $cycle = new stdClass();
+    $cycle->self = $cycle;
+    $cycle->lock = new Lock\Lock($resource, $store);
+    $cycle->lock->acquire();
+    unset($cycle);
+    gc_collect_cycles();
+    var_dump($store->isLocked($resource));
+}
+
+echo "-- autoRelease=false on process-bound stores still releases: their holds cannot outlive the object\n";
+foreach (['flock', 'semaphore'] as $kind) {
+    $store = lock_test_store($kind);
+    $resource = lock_test_resource();
+    $lock = new Lock\Lock($resource, $store, 300.0, false);
+    $lock->acquire();
+    unset($lock);
+    var_dump($store->isLocked($resource));
+}
+
+echo "-- autoRelease=false on redis keeps the hold\n";
+$store = lock_test_store('redis');
+$resource = lock_test_resource();
+$lock = new Lock\Lock($resource, $store, 300.0, false);
+$lock->acquire();
+unset($lock);
+var_dump($store->isLocked($resource));
+$store->forceRelease($resource);
+var_dump($store->isLocked($resource));
+?>
+--EXPECT--
+-- flock
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(false)
+bool(true)
+bool(false)
+-- semaphore
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(false)
+bool(true)
+bool(false)
+-- redis
+bool(true)
+bool(true)
+bool(false)
+bool(false)
+bool(false)
+bool(true)
+bool(false)
+-- autoRelease=false on process-bound stores still releases: their holds cannot outlive the object
+bool(false)
+bool(false)
+-- autoRelease=false on redis keeps the hold
+bool(true)
+bool(false)

@@ -1,0 +1,85 @@
+--TEST--
+A fatal error or max_execution_time inside run()'s callback still releases the lock
+--EXTENSIONS--
+lock
+posix
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+
+$cases = [
+    'user_error' => 'trigger_error("boom", E_USER_ERROR);',
+    'memory' => 'ini_set("memory_limit", "16M"); $big = str_repeat("x", 64 * 1024 * 1024);',
+    'time_limit' => 'set_time_limit(1); while (true) { }',
+];
+$dir = lock_test_tmpdir();
+$prefix = lock_test_prefix();
+foreach (['flock', 'semaphore', 'redis'] as $kind) {
+    foreach ($cases as $case => $fatal) {
+        echo "-- $kind $case\n";
+        $resource = lock_test_resource();
+        // autoRelease=false: on Redis only run() itself can release the hold.
+        $code = '$store = ' . lock_test_store_code($kind, $dir, $prefix) . ";\n"
+            . '$resource = ' . var_export($resource, true) . ";\n"
+            . '$lock = new Lock\Lock($resource, $store, 300.0, false);' . "\n"
+            . 'register_shutdown_function(function () use ($store, $resource) {' . "\n"
+            . '    echo "shutdown: locked=", var_export($store->isLocked($resource), true), "\n";' . "\n"
+            . '    $other = new Lock\Lock($resource, $store);' . "\n"
+            . '    echo "shutdown: other acquires=", var_export($other->acquire(), true), "\n";' . "\n"
+            . '    $other->release();' . "\n"
+            . "});\n"
+            . '$lock->run(function () use ($store, $resource) {' . "\n"
+            . '    echo "in callback: locked=", var_export($store->isLocked($resource), true), "\n";' . "\n"
+            . "    $fatal\n"
+            . "});\n"
+            . 'echo "not reached\n";' . "\n";
+        [$exit, $out] = lock_test_run_php($code);
+        $ok = str_contains($out, "in callback: locked=true\n")
+            && preg_match('/(PHP )?Fatal error: /', $out)
+            && str_contains($out, "shutdown: locked=false\n")
+            && str_contains($out, "shutdown: other acquires=true\n")
+            && !str_contains($out, 'not reached');
+        echo $ok ? "child ok\n" : "child output:\n$out\n";
+        var_dump($exit !== 0);
+        $store = lock_test_store($kind, $dir, $prefix);
+        var_dump($store->isLocked($resource));
+    }
+}
+?>
+--EXPECT--
+-- flock user_error
+child ok
+bool(true)
+bool(false)
+-- flock memory
+child ok
+bool(true)
+bool(false)
+-- flock time_limit
+child ok
+bool(true)
+bool(false)
+-- semaphore user_error
+child ok
+bool(true)
+bool(false)
+-- semaphore memory
+child ok
+bool(true)
+bool(false)
+-- semaphore time_limit
+child ok
+bool(true)
+bool(false)
+-- redis user_error
+child ok
+bool(true)
+bool(false)
+-- redis memory
+child ok
+bool(true)
+bool(false)
+-- redis time_limit
+child ok
+bool(true)
+bool(false)
