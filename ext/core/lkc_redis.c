@@ -263,10 +263,21 @@ static struct timeval lkc_rs_tv(int64_t ms)
 	return tv;
 }
 
+/* The monotonic time ms milliseconds from now, saturating instead of wrapping for absurd spans. */
+static uint64_t lkc_rs_deadline(int64_t ms)
+{
+	uint64_t now = lkc_now_ns();
+
+	if ((uint64_t) ms >= (UINT64_MAX - now) / 1000000u) {
+		return UINT64_MAX;
+	}
+	return now + (uint64_t) ms * 1000000u;
+}
+
 /* Starts the budget of one operation: timeout_ms from now. */
 static void lkc_rs_op_start(const lkc_rs_store *s, lkc_rs_op *op)
 {
-	op->deadline = lkc_now_ns() + (uint64_t) s->cfg.timeout_ms * 1000000u;
+	op->deadline = lkc_rs_deadline(s->cfg.timeout_ms);
 	op->sent = 0;
 	op->recovered = 0;
 }
@@ -369,6 +380,7 @@ static void lkc_rs_pool_put(const char *key, size_t key_len, redisContext *ctx)
 	pthread_mutex_unlock(&lkc_rs_pool_lock);
 }
 
+/* Closes every pooled connection; a forked child closes only its copies of the sockets. */
 void lkc_redis_pool_shutdown(void)
 {
 	pthread_mutex_lock(&lkc_rs_pool_lock);
@@ -864,11 +876,12 @@ static int lkc_rs_nap(int64_t ms)
 	return poll(NULL, 0, (int) ms) < 0 && errno == EINTR ? -1 : 0;
 }
 
+/* Takes the lock with SET NX, retrying with a short back-off while the wait allows. */
 static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
-	uint64_t wait_deadline = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
+	uint64_t wait_deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
 	int64_t backoff = 1, pttl;
 	size_t key_len;
 	char *key;
@@ -923,6 +936,7 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	return rc;
 }
 
+/* Deletes the key (or lets it live delay_ms more) if it is still ours. */
 static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -966,6 +980,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 	return rc;
 }
 
+/* Gives the key a new TTL (or none) if it is still ours. */
 static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -1002,6 +1017,7 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 	return rc;
 }
 
+/* Reads the key's owner: ours, nobody's or another's. */
 static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -1060,6 +1076,7 @@ static lkc_rc lkc_rs_key_command(lkc_rs_store *s, const char *command, const cha
 	return rc;
 }
 
+/* Whether the resource's lock key exists. */
 static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	long long n = 0;
@@ -1071,6 +1088,7 @@ static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t le
 	return rc;
 }
 
+/* Deletes the resource's lock key, whoever holds it. */
 static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	long long n;
@@ -1078,9 +1096,9 @@ static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_
 	return lkc_rs_key_command((lkc_rs_store *) store, "DEL", resource, len, &n, err);
 }
 
+/* Forgets an inherited hold: nothing is sent, the parent keeps its key. */
 static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 {
-	/* The parent still holds the key; nothing of it lives in this process. */
 	(void) store;
 	(void) hold;
 }
@@ -1117,6 +1135,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.destroy = lkc_rs_destroy,
 };
 
+/* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials. */
 void lkc_redis_config_init(lkc_redis_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
@@ -1125,6 +1144,7 @@ void lkc_redis_config_init(lkc_redis_config *cfg)
 	cfg->timeout_ms = 1000;
 }
 
+/* Frees the config's strings and leaves them NULL. */
 void lkc_redis_config_free(lkc_redis_config *cfg)
 {
 	free(cfg->host);
@@ -1181,7 +1201,8 @@ static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
 		}
 		pw_hash[64] = '\0';
 	}
-	key = lkc_rs_format("e%zu:%s u%s%zu:%s d%d p%s", strlen(s->endpoint), s->endpoint,
+	key = lkc_rs_format("%s%zu:%s u%s%zu:%s d%d p%s", s->cfg.socket_path != NULL ? "unix" : "tcp",
+		strlen(s->endpoint), s->endpoint,
 		user != NULL ? "+" : "-", user != NULL ? strlen(user) : 0, user != NULL ? user : "",
 		s->cfg.database, pw_hash);
 	if (key != NULL) {
@@ -1190,6 +1211,10 @@ static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
 	return key;
 }
 
+/*
+ * Validates cfg and makes a store that connects on first use. It always takes
+ * cfg's strings; a unix socket path, when set, wins over host and port.
+ */
 lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 {
 	lkc_rs_store *s = calloc(1, sizeof(*s));
@@ -1245,11 +1270,13 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 	return LKC_OK;
 }
 
+/* The endpoint that every message of this store names. */
 const char *lkc_redis_endpoint(const lkc_store *store)
 {
 	return ((const lkc_rs_store *) store)->endpoint;
 }
 
+/* The hiredis this core was built against. */
 const char *lkc_redis_hiredis_version(void)
 {
 	return LKC_RS_STR(HIREDIS_MAJOR) "." LKC_RS_STR(HIREDIS_MINOR) "." LKC_RS_STR(HIREDIS_PATCH);

@@ -1,0 +1,218 @@
+<?php
+/*
+ * One contender of the benchmark, in a process of its own so that no other
+ * contender's extension or autoloader state is present. bench/run.sh starts it:
+ *
+ *   php worker.php <contender> rate <seconds> <warmup-seconds>   prints "<cycles> <seconds>"
+ *   php worker.php <contender> mem <cycles> <warmup-cycles>      prints "<rss-before-kB> <rss-after-kB>"
+ *
+ * The environment gives BENCH_RESOURCE (the resource name), BENCH_DIR (the flock
+ * directory) and BENCH_REDIS_PORT (the loopback redis-server). A cycle is one
+ * non-blocking acquire that must succeed plus one release; anything else aborts.
+ */
+
+declare(strict_types=1);
+
+use Symfony\Component\Lock\LockFactory as SfFactory;
+use Symfony\Component\Lock\Store\FlockStore as SfFlockStore;
+use Symfony\Component\Lock\Store\RedisStore as SfRedisStore;
+use Symfony\Component\Lock\Store\SemaphoreStore as SfSemaphoreStore;
+
+/* Cycles between two clock reads, so reading the clock costs nothing measurable. */
+const BATCH = 64;
+
+/** Aborts the run with a message on stderr. */
+function bench_fail(string $message): never
+{
+	fwrite(STDERR, "worker: $message\n");
+	exit(1);
+}
+
+/** The environment variable $name, which the runner must have set. */
+function bench_env(string $name): string
+{
+	$value = getenv($name);
+	if ($value === false || $value === '') {
+		bench_fail("$name is not set");
+	}
+	return $value;
+}
+
+/** Loads Symfony Lock 5.4 from the Debian package. */
+function bench_symfony(): void
+{
+	require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
+}
+
+/** A phpredis connection to the benchmark's server. */
+function bench_phpredis(): Redis
+{
+	$redis = new Redis();
+	if (!$redis->connect('127.0.0.1', (int) bench_env('BENCH_REDIS_PORT'), 2.0)) {
+		bench_fail('phpredis cannot connect');
+	}
+	return $redis;
+}
+
+/** Our store for a group. */
+function bench_our_store(string $group): Lock\Store
+{
+	return match ($group) {
+		'redis' => new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_REDIS_PORT')),
+		'flock' => new Lock\Store\FlockStore(bench_env('BENCH_DIR')),
+		'sem' => new Lock\Store\SemaphoreStore(),
+	};
+}
+
+/** Symfony's store for a group. */
+function bench_symfony_store(string $group): object
+{
+	return match ($group) {
+		'redis' => new SfRedisStore(bench_phpredis()),
+		'flock' => new SfFlockStore(bench_env('BENCH_DIR')),
+		'sem' => new SfSemaphoreStore(),
+	};
+}
+
+/*
+ * The contenders. Each builder sets up outside the measurement and returns a
+ * function that runs $n cycles, plus a clean-up function.
+ *
+ *   <group>.ours      Lock\Factory::createLock() once, then acquire()+release() per cycle
+ *   <group>.ours-new  createLock()+acquire()+release() per cycle (a lock object per request)
+ *   <group>.symfony   Symfony's LockFactory::createLock() once, then acquire()+release()
+ *   <group>.symfony-new  createLock()+acquire()+release() per cycle
+ *   redis.phpredis    SET NX PX + EVALSHA of a compare-and-delete script, by hand
+ */
+function bench_contender(string $name, string $resource): array
+{
+	[$group, $who] = explode('.', $name, 2) + [1 => ''];
+	if (!in_array($group, ['redis', 'flock', 'sem'], true)) {
+		bench_fail("unknown contender $name");
+	}
+	switch ($who) {
+		case 'ours':
+			$store = bench_our_store($group);
+			$lock = (new Lock\Factory($store))->createLock($resource);
+			$run = static function (int $n) use ($lock): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => $store->forceRelease($resource)];
+
+		case 'ours-new':
+			$store = bench_our_store($group);
+			$factory = new Lock\Factory($store);
+			$run = static function (int $n) use ($factory, $resource): void {
+				for ($i = 0; $i < $n; $i++) {
+					$lock = $factory->createLock($resource);
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => $store->forceRelease($resource)];
+
+		case 'symfony':
+			bench_symfony();
+			$lock = (new SfFactory(bench_symfony_store($group)))->createLock($resource);
+			$run = static function (int $n) use ($lock): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => null];
+
+		case 'symfony-new':
+			bench_symfony();
+			$factory = new SfFactory(bench_symfony_store($group));
+			$run = static function (int $n) use ($factory, $resource): void {
+				for ($i = 0; $i < $n; $i++) {
+					$lock = $factory->createLock($resource);
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => null];
+
+		case 'phpredis':
+			if ($group !== 'redis') {
+				break;
+			}
+			$redis = bench_phpredis();
+			$script = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+			$sha = $redis->script('load', $script);
+			if (!is_string($sha)) {
+				bench_fail('SCRIPT LOAD failed');
+			}
+			$key = $resource;
+			$token = bin2hex(random_bytes(16));
+			$run = static function (int $n) use ($redis, $sha, $key, $token): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$redis->set($key, $token, ['NX', 'PX' => 30000])) {
+						bench_fail('SET NX failed');
+					}
+					$redis->evalSha($sha, [$key, $token], 1);
+				}
+			};
+			return [$run, static fn () => $redis->del($key)];
+	}
+	bench_fail("unknown contender $name");
+}
+
+/** The process's resident set size in kB. */
+function bench_rss_kb(): int
+{
+	$status = file_get_contents('/proc/self/status');
+	if ($status === false || !preg_match('/^VmRSS:\s+(\d+)\s+kB/m', $status, $m)) {
+		bench_fail('cannot read VmRSS from /proc/self/status');
+	}
+	return (int) $m[1];
+}
+
+/** Runs batches of $run until $seconds have passed; returns [cycles, seconds]. */
+function bench_for(callable $run, float $seconds): array
+{
+	$cycles = 0;
+	$start = hrtime(true);
+	$end = $start + (int) ($seconds * 1e9);
+	do {
+		$run(BATCH);
+		$cycles += BATCH;
+		$now = hrtime(true);
+	} while ($now < $end);
+	return [$cycles, ($now - $start) / 1e9];
+}
+
+if ($argc !== 5) {
+	bench_fail('usage: worker.php <contender> rate <seconds> <warmup-seconds> | mem <cycles> <warmup-cycles>');
+}
+[, $name, $mode, $amount, $warmup] = $argv;
+$resource = bench_env('BENCH_RESOURCE') . ':' . $name;
+[$run, $cleanup] = bench_contender($name, $resource);
+
+if ($mode === 'rate') {
+	bench_for($run, (float) $warmup);
+	[$cycles, $seconds] = bench_for($run, (float) $amount);
+	printf("%d %.6f\n", $cycles, $seconds);
+} elseif ($mode === 'mem') {
+	$run((int) $warmup);
+	$before = bench_rss_kb();
+	for ($left = (int) $amount; $left > 0; $left -= 1000) {
+		$run(min(1000, $left));
+	}
+	printf("%d %d\n", $before, bench_rss_kb());
+} else {
+	bench_fail("unknown mode $mode");
+}
+$cleanup();
