@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,6 +75,39 @@ const char *lkc_rc_name(lkc_rc rc)
 		return names[rc];
 	}
 	return "UNKNOWN";
+}
+
+static pid_t lkc_self_pid;
+static unsigned long lkc_forks;
+static pthread_once_t lkc_pid_once = PTHREAD_ONCE_INIT;
+
+static void lkc_after_fork_parent(void)
+{
+	lkc_forks++;
+}
+
+static void lkc_after_fork_child(void)
+{
+	lkc_self_pid = getpid();
+	lkc_forks++;
+}
+
+static void lkc_pid_init(void)
+{
+	lkc_self_pid = getpid();
+	pthread_atfork(NULL, lkc_after_fork_parent, lkc_after_fork_child);
+}
+
+pid_t lkc_pid(void)
+{
+	pthread_once(&lkc_pid_once, lkc_pid_init);
+	return lkc_self_pid;
+}
+
+unsigned long lkc_fork_count(void)
+{
+	pthread_once(&lkc_pid_once, lkc_pid_init);
+	return lkc_forks;
 }
 
 uint64_t lkc_now_ns(void)
@@ -155,7 +189,7 @@ lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *
 		hold->resource = NULL;
 		return err->code;
 	}
-	hold->owner_pid = getpid();
+	hold->owner_pid = lkc_pid();
 	return LKC_OK;
 }
 
@@ -174,7 +208,7 @@ void lkc_hold_dispose(lkc_hold *hold)
 
 int lkc_hold_foreign(const lkc_hold *hold)
 {
-	return hold->mode != LKC_MODE_NONE && hold->pid != getpid();
+	return hold->mode != LKC_MODE_NONE && hold->pid != lkc_pid();
 }
 
 static lkc_rc refuse_foreign(lkc_err *err)
@@ -197,7 +231,7 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	uint64_t start;
 	lkc_rc rc;
 
-	if (hold->owner_pid != getpid()) {
+	if (hold->owner_pid != lkc_pid()) {
 		/*
 		 * A forked child drops what it inherited and takes a token of its own, so
 		 * nothing it does can be mistaken for its parent's hold.
@@ -206,7 +240,7 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		if (lkc_token_new(hold->owner, err) != LKC_OK) {
 			return err->code;
 		}
-		hold->owner_pid = getpid();
+		hold->owner_pid = lkc_pid();
 	}
 	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
 		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
@@ -216,7 +250,8 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
 	if (rc == LKC_OK) {
 		hold->mode = mode;
-		hold->pid = getpid();
+		hold->pid = lkc_pid();
+		hold->forks = lkc_fork_count();
 		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
 	}
 	return rc;

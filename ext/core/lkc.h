@@ -61,6 +61,11 @@ lkc_rc lkc_rc_from_errno(int errnum);
 /* A short name for a result code, for tests and logs. */
 const char *lkc_rc_name(lkc_rc rc);
 
+/* getpid() without a system call: cached, and renewed in a child by a fork handler. */
+pid_t lkc_pid(void);
+/* How many times this process (or its ancestors before it) forked; a hold compares it to see a fork since. */
+unsigned long lkc_fork_count(void);
+
 /* Monotonic clock, nanoseconds. */
 uint64_t lkc_now_ns(void);
 /* Milliseconds left until deadline_ns (0 when passed); deadline 0 means none. */
@@ -95,6 +100,7 @@ typedef struct lkc_hold {
 	pid_t owner_pid;         /* process the owner token was made in */
 	lkc_mode mode;           /* LKC_MODE_NONE when not held */
 	pid_t pid;               /* process that took the hold */
+	unsigned long forks;     /* lkc_fork_count() when the hold was taken */
 	uint64_t expires_ns;     /* monotonic expiry of the hold, 0 for none */
 	int64_t fence;           /* fencing token, -1 when none */
 	/* Store-private, derived from the resource once and kept across holds. */

@@ -9,6 +9,7 @@
 #include "lkc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -331,7 +333,7 @@ static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
 	lkc_rs_pooled **link;
 
 	pthread_mutex_lock(&lkc_rs_pool_lock);
-	lkc_rs_pool_sweep_locked(getpid());
+	lkc_rs_pool_sweep_locked(lkc_pid());
 	for (link = &lkc_rs_pool; *link != NULL; link = &(*link)->next) {
 		lkc_rs_pooled *e = *link;
 
@@ -364,7 +366,7 @@ static void lkc_rs_pool_put(const char *key, size_t key_len, redisContext *ctx)
 	memcpy(e->key, key, key_len);
 	e->key_len = key_len;
 	e->ctx = ctx;
-	e->pid = getpid();
+	e->pid = lkc_pid();
 	pthread_mutex_lock(&lkc_rs_pool_lock);
 	lkc_rs_pool_sweep_locked(e->pid);
 	if (lkc_rs_pool_size >= LKC_RS_POOL_MAX) {
@@ -426,34 +428,40 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 	}
 }
 
-/* Writes out hiredis's buffer; SIGPIPE is held back so that a dropped connection is an error, not the end of the process. */
-static int lkc_rs_buffer_write(redisContext *ctx, int *done)
+#if HIREDIS_MAJOR >= 1
+# define lkc_rs_sdslen hi_sdslen
+# define lkc_rs_sdsrange hi_sdsrange
+#else
+# define lkc_rs_sdslen sdslen
+# define lkc_rs_sdsrange sdsrange
+#endif
+
+/*
+ * Sends what it can of hiredis's output buffer with MSG_NOSIGNAL, so that a
+ * dropped connection is an error and never a SIGPIPE; *done says whether all went.
+ */
+static int lkc_rs_flush(redisContext *ctx, int *done)
 {
-	struct sigaction current;
-	sigset_t pipe_set, pending, old;
-	int was_pending, rc, saved;
+	size_t len = lkc_rs_sdslen(ctx->obuf);
 
-	if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_IGN) {
-		return redisBufferWrite(ctx, done);
-	}
-	sigemptyset(&pipe_set);
-	sigaddset(&pipe_set, SIGPIPE);
-	sigpending(&pending);
-	was_pending = sigismember(&pending, SIGPIPE);
-	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-	rc = redisBufferWrite(ctx, done);
-	saved = errno;
-	if (!was_pending) {
-		sigpending(&pending);
-		if (sigismember(&pending, SIGPIPE)) {
-			struct timespec zero = { 0, 0 };
+	*done = 0;
+	while (len > 0) {
+		ssize_t n = send(ctx->fd, ctx->obuf, len, MSG_NOSIGNAL);
 
-			sigtimedwait(&pipe_set, NULL, &zero);
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				return REDIS_OK;
+			}
+			return REDIS_ERR;
 		}
+		lkc_rs_sdsrange(ctx->obuf, n, -1);
+		len -= (size_t) n;
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	errno = saved;
-	return rc;
+	*done = 1;
+	return REDIS_OK;
 }
 
 /* Turns a failed socket wait or hiredis call into an error, and drops the connection. */
@@ -529,10 +537,6 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 	if (lkc_ms_left(op->deadline) == 0) {
 		return lkc_rs_io_fail(s, 0, 0, "before sending a command", err);
 	}
-	/* A safety net under the polls below: no single blocking read or write outlives the budget. */
-	if (redisSetTimeout(ctx, lkc_rs_tv(lkc_ms_left(op->deadline))) != REDIS_OK) {
-		return lkc_rs_io_fail(s, -1, errno, "setting the socket timeout", err);
-	}
 	for (int i = 0; i < n; i++) {
 		if (redisAppendCommandArgv(ctx, cmds[i].argc, cmds[i].argv, cmds[i].lens) != REDIS_OK) {
 			lkc_rs_discard(s);
@@ -540,13 +544,17 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	op->sent = 1;
-	while (!done) {
+	/* The socket is non-blocking: write first, and wait only when the kernel's buffer is full. */
+	for (;;) {
+		if (lkc_rs_flush(ctx, &done) != REDIS_OK) {
+			return lkc_rs_io_fail(s, -1, errno, "sending a command", err);
+		}
+		if (done) {
+			break;
+		}
 		w = lkc_rs_wait_fd(s, ctx->fd, POLLOUT, op->deadline);
 		if (w <= 0) {
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
-		}
-		if (lkc_rs_buffer_write(ctx, &done) != REDIS_OK) {
-			return lkc_rs_io_fail(s, 1, errno, "sending a command", err);
 		}
 	}
 	while (got < n) {
@@ -630,8 +638,19 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 		/* Pooled connections sit idle for long: let the kernel notice a vanished peer. */
 		redisEnableKeepAlive(ctx);
 	}
+	/*
+	 * Our own polls bound every read and write by the operation's deadline, so the
+	 * socket goes non-blocking and hiredis is told to treat EAGAIN as "later".
+	 */
+	if (fcntl(ctx->fd, F_SETFL, fcntl(ctx->fd, F_GETFL) | O_NONBLOCK) < 0) {
+		int errnum = errno;
+
+		lkc_rs_close(ctx);
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "cannot make the socket non-blocking: %s", strerror(errnum));
+	}
+	ctx->flags &= ~REDIS_BLOCK;
 	s->ctx = ctx;
-	s->ctx_pid = getpid();
+	s->ctx_pid = lkc_pid();
 
 	if (s->cfg.password != NULL || s->cfg.username != NULL) {
 		int argc = 0;
@@ -689,7 +708,7 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
  */
 static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 {
-	if (s->ctx != NULL && s->ctx_pid != getpid()) {
+	if (s->ctx != NULL && s->ctx_pid != lkc_pid()) {
 		lkc_rs_discard(s);
 	}
 	if (s->ctx != NULL) {
@@ -698,7 +717,7 @@ static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	if (s->cfg.persistent) {
 		s->ctx = lkc_rs_pool_take(s->pool_key, s->pool_key_len);
 		if (s->ctx != NULL) {
-			s->ctx_pid = getpid();
+			s->ctx_pid = lkc_pid();
 			return LKC_OK;
 		}
 	}
@@ -813,7 +832,7 @@ static lkc_rc lkc_rs_script_result(const lkc_rs_store *s, const char *what, long
  * remaining TTL when busy: > 0 ms, -1 none, -2 gone since, 0 unknown.
  */
 static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const char *key, size_t key_len,
-	int64_t ttl_ms, int64_t *pttl, lkc_err *err)
+	int64_t ttl_ms, int waiting, int64_t *pttl, lkc_err *err)
 {
 	char ttl[24];
 	const char *set_argv[6] = { "SET", key, hold->owner, "NX", "PX", ttl };
@@ -835,7 +854,8 @@ static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const ch
 	for (;;) {
 		int state;
 
-		rc = lkc_rs_send(s, &op, cmds, 2, replies, err);
+		/* Only a waiter needs the holder's TTL; a single attempt sends SET alone. */
+		rc = lkc_rs_send(s, &op, cmds, waiting ? 2 : 1, replies, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -860,13 +880,13 @@ static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const ch
 		rc = LKC_OK;
 	} else if (replies[0]->type == REDIS_REPLY_NIL) {
 		rc = LKC_BUSY;
-		if (replies[1]->type == REDIS_REPLY_INTEGER) {
+		if (waiting && replies[1]->type == REDIS_REPLY_INTEGER) {
 			*pttl = replies[1]->integer;
 		}
 	} else {
 		rc = lkc_rs_unexpected(s, "SET", replies[0], err);
 	}
-	lkc_rs_free_replies(replies, 2);
+	lkc_rs_free_replies(replies, waiting ? 2 : 1);
 	return rc;
 }
 
@@ -898,7 +918,7 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	for (;;) {
 		int64_t left, nap;
 
-		rc = lkc_rs_try_acquire(s, hold, key, key_len, ttl_ms, &pttl, err);
+		rc = lkc_rs_try_acquire(s, hold, key, key_len, ttl_ms, wait_ms != 0, &pttl, err);
 		if (rc != LKC_BUSY || wait_ms == 0) {
 			break;
 		}
@@ -1109,7 +1129,7 @@ static void lkc_rs_destroy(lkc_store *store)
 	lkc_rs_store *s = (lkc_rs_store *) store;
 
 	if (s->ctx != NULL) {
-		if (s->cfg.persistent && s->ctx_pid == getpid() && s->ctx->err == 0) {
+		if (s->cfg.persistent && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
 			lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
 			s->ctx = NULL;
 		} else {
