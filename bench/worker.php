@@ -3,8 +3,11 @@
  * One contender of the benchmark, in a process of its own so that no other
  * contender's extension or autoloader state is present. bench/run.sh starts it:
  *
- *   php worker.php <contender> rate <seconds> <warmup-seconds>   prints "<cycles> <seconds>"
- *   php worker.php <contender> mem <cycles> <warmup-cycles>      prints "<rss-before-kB> <rss-after-kB>"
+ *   php worker.php <contender> serve <warmup-seconds>
+ *       sets up, warms up, prints "ready", then for each line "rate <seconds>" on
+ *       stdin runs that long and prints "<cycles> <seconds>"; "quit" ends it
+ *   php worker.php <contender> mem <cycles> <warmup-cycles>
+ *       prints "<rss-before-kB> <rss-after-kB>" around the cycles
  *
  * The environment gives BENCH_RESOURCE (the resource name), BENCH_DIR (the flock
  * directory) and BENCH_REDIS_PORT (the loopback redis-server). A cycle is one
@@ -194,21 +197,36 @@ function bench_for(callable $run, float $seconds): array
 	return [$cycles, ($now - $start) / 1e9];
 }
 
-if ($argc !== 5) {
-	bench_fail('usage: worker.php <contender> rate <seconds> <warmup-seconds> | mem <cycles> <warmup-cycles>');
+if ($argc < 4) {
+	bench_fail('usage: worker.php <contender> serve <warmup-seconds> | mem <cycles> <warmup-cycles>');
 }
-[, $name, $mode, $amount, $warmup] = $argv;
+$name = $argv[1];
+$mode = $argv[2];
 $resource = bench_env('BENCH_RESOURCE') . ':' . $name;
 [$run, $cleanup] = bench_contender($name, $resource);
 
-if ($mode === 'rate') {
-	bench_for($run, (float) $warmup);
-	[$cycles, $seconds] = bench_for($run, (float) $amount);
-	printf("%d %.6f\n", $cycles, $seconds);
-} elseif ($mode === 'mem') {
-	$run((int) $warmup);
+if ($mode === 'serve') {
+	bench_for($run, (float) $argv[3]);
+	echo "ready\n";
+	while (($line = fgets(STDIN)) !== false) {
+		$command = explode(' ', trim($line));
+		if ($command[0] === 'quit') {
+			break;
+		}
+		if ($command[0] !== 'rate' || !isset($command[1])) {
+			bench_fail('unknown command ' . trim($line));
+		}
+		/* One batch first: the process sat idle while the others ran. */
+		$run(BATCH);
+		[$cycles, $seconds] = bench_for($run, (float) $command[1]);
+		printf("%d %.6f\n", $cycles, $seconds);
+	}
+} elseif ($mode === 'mem' && $argc === 5) {
+	/* The first read compiles and JIT-compiles the pattern (about 200 kB): keep that out of the growth. */
+	bench_rss_kb();
+	$run((int) $argv[4]);
 	$before = bench_rss_kb();
-	for ($left = (int) $amount; $left > 0; $left -= 1000) {
+	for ($left = (int) $argv[3]; $left > 0; $left -= 1000) {
 		$run(min(1000, $left));
 	}
 	printf("%d %d\n", $before, bench_rss_kb());

@@ -10,6 +10,7 @@
 #include "zend_exceptions.h"
 #include "zend_interfaces.h"
 #include "zend_smart_str.h"
+#include "zend_attributes.h"
 #include "ext/spl/spl_exceptions.h"
 
 #include "../stubs/lock_arginfo.h"
@@ -144,22 +145,31 @@ void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold)
 
 bool php_lock_seconds_to_ms(double seconds, uint32_t arg_num, bool zero_ok, int64_t *ms)
 {
+	return php_lock_duration_to_ms(seconds, arg_num, NULL, zero_ok, ms);
+}
+
+bool php_lock_duration_to_ms(double seconds, uint32_t arg_num, const char *what, bool zero_ok, int64_t *ms)
+{
+	const char *sep = what ? " " : "";
 	double scaled;
 
+	if (what == NULL) {
+		what = "";
+	}
 	if (zend_isnan(seconds) || !zend_finite(seconds)) {
-		zend_argument_value_error(arg_num, "must be a finite number");
+		zend_argument_value_error(arg_num, "%s%smust be a finite number", what, sep);
 		return false;
 	}
 	if (seconds < 0 || (!zero_ok && seconds == 0)) {
-		zend_argument_value_error(arg_num, zero_ok ? "must be greater than or equal to 0" : "must be greater than 0");
+		zend_argument_value_error(arg_num, "%s%smust be greater than %s0", what, sep, zero_ok ? "or equal to " : "");
 		return false;
 	}
 	/* About 31 years: far beyond any sane hold, far below any overflow. */
 	if (seconds > 1e9) {
-		zend_argument_value_error(arg_num, "must be at most 1000000000 seconds");
+		zend_argument_value_error(arg_num, "%s%smust be at most 1000000000 seconds", what, sep);
 		return false;
 	}
-	/* Round up, so that a tiny positive TTL is never zero milliseconds. */
+	/* Round up, so that a tiny positive duration is never zero milliseconds. */
 	scaled = ceil(seconds * 1000.0);
 	*ms = (int64_t) scaled;
 	return true;

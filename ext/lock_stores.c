@@ -216,14 +216,18 @@ static void php_lock_set_str(char **slot, const char *value, size_t len)
 }
 
 /* Applies one redis setting (from the DSN query or the options array) to cfg; false when it threw. */
-static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval *value, uint32_t arg_num)
+static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval *value, uint32_t arg_num,
+	const char *kind)
 {
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s \"%s\"", kind, name);
 	if (strcmp(name, "prefix") == 0) {
 		php_lock_set_str(&cfg->prefix, Z_STRVAL_P(value), Z_STRLEN_P(value));
 		cfg->prefix_len = Z_STRLEN_P(value);
 	} else if (strcmp(name, "timeout") == 0) {
 		int64_t ms;
-		if (!php_lock_seconds_to_ms(zval_get_double(value), arg_num, false, &ms)) {
+		if (!php_lock_duration_to_ms(zval_get_double(value), arg_num, what, false, &ms)) {
 			return false;
 		}
 		cfg->timeout_ms = ms;
@@ -238,7 +242,7 @@ static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval
 		}
 	} else if (strcmp(name, "database") == 0) {
 		if (Z_LVAL_P(value) < 0 || Z_LVAL_P(value) > INT_MAX) {
-			zend_argument_value_error(arg_num, "option \"database\" must be a non-negative integer");
+			zend_argument_value_error(arg_num, "%s must be a non-negative integer", what);
 			return false;
 		}
 		cfg->database = (int) Z_LVAL_P(value);
@@ -351,7 +355,7 @@ static bool php_lock_redis_dsn(lkc_redis_config *cfg, const char *dsn, size_t ds
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
 			goto done;
 		}
-		applied = php_lock_redis_setting(cfg, opt->name, &value, arg_num);
+		applied = php_lock_redis_setting(cfg, opt->name, &value, arg_num, "query parameter");
 		zval_ptr_dtor(&value);
 		if (!applied) {
 			goto done;
@@ -383,7 +387,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 	if (options) {
 		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
 			ZVAL_DEREF(value);
-			if (!php_lock_redis_setting(&cfg, ZSTR_VAL(key), value, options_arg)) {
+			if (!php_lock_redis_setting(&cfg, ZSTR_VAL(key), value, options_arg, "option")) {
 				lkc_redis_config_free(&cfg);
 				return false;
 			}

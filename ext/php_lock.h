@@ -66,6 +66,8 @@ void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold);
 
 /* Validates a duration argument (TTL, timeout, delay): finite and > 0 (or >= 0 when zero_ok). */
 bool php_lock_seconds_to_ms(double seconds, uint32_t arg_num, bool zero_ok, int64_t *ms);
+/* As php_lock_seconds_to_ms, with the message naming what (an option) inside the argument. */
+bool php_lock_duration_to_ms(double seconds, uint32_t arg_num, const char *what, bool zero_ok, int64_t *ms);
 
 /* Set up handlers of the classes registered in MINIT. */
 void php_lock_setup_lock_class(void);

@@ -72,7 +72,7 @@ namespace Lock {
     {
         public function __construct(Store $store, ?float $defaultTtl = 300.0) {}
 
-        public static function fromDsn(string $dsn): Factory {}
+        public static function fromDsn(#[\SensitiveParameter] string $dsn): Factory {}
 
         /** @param float|null $ttl defaults to the factory's default TTL */
         public function createLock(string $resource, ?float $ttl = UNKNOWN, bool $autoRelease = true): Lock {}
@@ -114,7 +114,7 @@ namespace Lock\Store {
      */
     final class RedisStore implements \Lock\Store
     {
-        public function __construct(string $dsn = 'redis://127.0.0.1:6379', array $options = []) {}
+        public function __construct(#[\SensitiveParameter] string $dsn = 'redis://127.0.0.1:6379', #[\SensitiveParameter] array $options = []) {}
 
         public function isLocked(string $resource): bool {}
 

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 03c9154fbcd92fbc705ca7d7936b143490a59ed9 */
+ * Stub hash: e1b65faf8588db47470d8e5d64a252456992a0fa */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_isLocked, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
@@ -284,6 +284,9 @@ static zend_class_entry *register_class_Lock_Factory(void)
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "fromdsn", sizeof("fromdsn") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
 	return class_entry;
 }
 
@@ -319,6 +322,11 @@ static zend_class_entry *register_class_Lock_Store_RedisStore(zend_class_entry *
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
 
 	return class_entry;
 }

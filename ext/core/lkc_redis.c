@@ -957,6 +957,27 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 }
 
 /* Deletes the key (or lets it live delay_ms more) if it is still ours. */
+/*
+ * Drops a connection the server has closed while it sat idle (a restart), so
+ * that the next command goes out on a fresh one: a release or refresh that
+ * fails after sending cannot tell "our script ran" from "our key was lost".
+ */
+static void lkc_rs_drop_if_closed(lkc_rs_store *s)
+{
+	struct pollfd pfd;
+
+	if (s->ctx == NULL || s->ctx_pid != lkc_pid()) {
+		return;
+	}
+	pfd.fd = s->ctx->fd;
+	pfd.events = POLLIN | POLLRDHUP;
+	pfd.revents = 0;
+	/* An idle connection has nothing to read: any event is a hang-up, an error or junk. */
+	if (poll(&pfd, 1, 0) > 0) {
+		lkc_rs_discard(s);
+	}
+}
+
 static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -971,6 +992,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
+	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long result;

@@ -16,6 +16,10 @@ var_dump($lock->acquire());
 var_dump((new Lock\Store\FlockStore())->isLocked($resource));
 var_dump((new Lock\Store\FlockStore(sys_get_temp_dir()))->isLocked($resource));
 $lock->release();
+// The lock file in the shared temp directory is ours to remove (its name shows the resource).
+foreach (glob(sys_get_temp_dir() . '/*' . $resource . '*') as $leftover) {
+    @unlink($leftover);
+}
 
 // flock:///dir uses (and creates) that directory.
 $dir = lock_test_tmpdir() . '/made/by/the store';

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# The benchmark against the peers, in one run: rates of uncontended acquire+release
+# cycles (Redis, flock, semaphore) and memory growth over many cycles. Prints the
+# table and writes it to bench/results/latest.txt; exits 1 when a target is missed.
+#
+#   bench/run.sh                    every group
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, memory)
+#
+# BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
+# (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
+# BENCH_MEM_REDIS (100000) are the cycles of the memory runs; PHP picks the php binary.
+# bench/README.md explains the method.
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+bench="$root/bench"
+php="${PHP:-php}"
+seconds="${BENCH_SECONDS:-0.25}"
+rounds="${BENCH_ROUNDS:-20}"
+mem_flock="${BENCH_MEM_FLOCK:-1000000}"
+mem_redis="${BENCH_MEM_REDIS:-100000}"
+ext="$root/modules/lock.so"
+
+all_groups=(redis flock sem memory)
+groups=()
+for arg in "$@"; do
+	case "$arg" in
+		redis | flock | memory) groups+=("$arg") ;;
+		sem | semaphore) groups+=(sem) ;;
+		-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, memory)" >&2; exit 2 ;;
+	esac
+done
+[ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
+if ! [[ "$seconds" =~ ^[0-9]*[.]?[0-9]+$ ]] || ! awk -v s="$seconds" 'BEGIN { exit !(s > 0) }'; then
+	echo "bench: BENCH_SECONDS must be a number of seconds above 0, not '$seconds'" >&2
+	exit 2
+fi
+for count in "$rounds" "$mem_flock" "$mem_redis"; do
+	if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
+		echo "bench: BENCH_ROUNDS, BENCH_MEM_FLOCK and BENCH_MEM_REDIS must be positive integers, not '$count'" >&2
+		exit 2
+	fi
+done
+
+# Which groups run.
+wants() {
+	local g
+	for g in "${groups[@]}"; do
+		[ "$g" = "$1" ] && return 0
+	done
+	return 1
+}
+
+if [ ! -f "$ext" ]; then
+	echo "bench: $ext is missing, building it" >&2
+	"$root/scripts/build.sh" >&2 || exit 1
+fi
+
+work="$(mktemp -d /tmp/lock-bench.XXXXXX)"
+redis_pid=""
+worker_pids=()
+cleanup() {
+	local pid
+	for pid in "${worker_pids[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
+		kill "$redis_pid" 2>/dev/null
+		wait "$redis_pid" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+# A worker that died shows as a failed write to its pipe, reported below, not as a SIGPIPE.
+trap '' PIPE
+
+# A loopback TCP port nobody listens on right now.
+free_port() {
+	"$php" -n -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);'
+}
+
+# Starts a private redis-server without persistence; sets redis_port and redis_pid.
+start_redis() {
+	local try i
+	for try in 1 2 3 4 5; do
+		redis_port="$(free_port)"
+		redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
+			--dir "$work" --logfile "$work/redis.log" --daemonize no &
+		redis_pid=$!
+		for i in $(seq 1 50); do
+			if redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG; then
+				return 0
+			fi
+			kill -0 "$redis_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$redis_pid" 2>/dev/null
+		wait "$redis_pid" 2>/dev/null
+		redis_pid=""
+	done
+	echo "bench: cannot start redis-server (see its log below)" >&2
+	cat "$work/redis.log" >&2 2>/dev/null
+	return 1
+}
+
+if wants redis || wants memory; then
+	start_redis || exit 1
+	export BENCH_REDIS_PORT="$redis_port"
+fi
+# Every contender loads one private copy of the module: a rebuild of modules/lock.so in
+# place during the run would otherwise crash the workers that have it mapped (SIGBUS).
+cp "$ext" "$work/lock.so" || exit 1
+module="modules/lock.so of $(date -u -r "$ext" '+%Y-%m-%d %H:%M:%S UTC'), md5 $(md5sum "$work/lock.so" | cut -c1-12)"
+ext="$work/lock.so"
+if ! "$php" -d "extension=$ext" -r 'exit(extension_loaded("lock") ? 0 : 1);'; then
+	echo "bench: $ext does not load; is a build running? Try again when it is done" >&2
+	exit 1
+fi
+mkdir -p "$work/flock"
+export BENCH_DIR="$work/flock"
+export BENCH_RESOURCE="lock-bench-$$"
+
+# Sets cmd to the command of one contender, a PHP process of its own: ours with the
+# extension, the peers without it.
+worker_cmd() {
+	local contender=$1
+	shift
+	cmd=("$php")
+	case "$contender" in
+		*.ours | *.ours-new) cmd+=(-d "extension=$ext") ;;
+	esac
+	cmd+=("$bench/worker.php" "$contender" "$@")
+}
+
+raw="$work/raw.tsv"
+: >"$raw"
+started=$SECONDS
+# Longest a worker may take to answer: its slice, plus set-up and slow-machine slack.
+answer_timeout="$(awk -v s="$seconds" 'BEGIN { printf "%d", s + 60 }')"
+
+# Reads one line from a worker into $line, failing when it dies or hangs.
+ask() {
+	local fd=$1 contender=$2
+	if ! IFS= read -r -t "$answer_timeout" line <&"$fd"; then
+		echo "bench: contender $contender stopped answering (see its errors above)" >&2
+		exit 1
+	fi
+}
+
+# Sends one command line to a worker, failing when it has died.
+tell() {
+	local fd=$1 contender=$2 command=$3
+	if ! echo "$command" >&"$fd" 2>/dev/null; then
+		echo "bench: contender $contender has died (see its errors above)" >&2
+		exit 1
+	fi
+}
+
+# Starts every contender of a group as a serving worker (set up and warmed up once),
+# then runs them in alternation for the configured rounds, one slice each per round,
+# rotating the order each round so that no contender always runs first; records each
+# slice's rate.
+rate_group() {
+	local contenders=("$@") n=$# r i c line
+	local wfd=() rfd=() pids=()
+	for ((i = 0; i < n; i++)); do
+		c="${contenders[$i]}"
+		mkfifo "$work/$c.in" "$work/$c.out"
+		(
+			# The pipes of the contenders started before are not this one's business.
+			for fd in "${wfd[@]}" "${rfd[@]}"; do
+				exec {fd}>&-
+			done
+			worker_cmd "$c" serve 0.2
+			exec "${cmd[@]}"
+		) <"$work/$c.in" >"$work/$c.out" &
+		pids[$i]=$!
+		worker_pids+=("$!")
+		exec {fd}>"$work/$c.in"
+		wfd[$i]=$fd
+		exec {fd}<"$work/$c.out"
+		rfd[$i]=$fd
+	done
+	for ((i = 0; i < n; i++)); do
+		ask "${rfd[$i]}" "${contenders[$i]}"
+		[ "$line" = ready ] || { echo "bench: ${contenders[$i]} did not start: $line" >&2; exit 1; }
+	done
+	for ((r = 0; r < rounds; r++)); do
+		for ((i = 0; i < n; i++)); do
+			local k=$(((i + r) % n))
+			c="${contenders[$k]}"
+			tell "${wfd[$k]}" "$c" "rate $seconds"
+			ask "${rfd[$k]}" "$c"
+			awk -v c="$c" -v r="$((r + 1))" '{ printf "rate\t%s\t%d\t%.1f\n", c, r, $1 / $2 }' <<<"$line" >>"$raw"
+		done
+	done
+	for ((i = 0; i < n; i++)); do
+		tell "${wfd[$i]}" "${contenders[$i]}" quit
+		wait "${pids[$i]}" || { echo "bench: ${contenders[$i]} failed while ending" >&2; exit 1; }
+		fd=${wfd[$i]}
+		exec {fd}>&-
+		fd=${rfd[$i]}
+		exec {fd}<&-
+	done
+	worker_pids=()
+}
+
+# Measures the RSS growth of one contender over many cycles after a warm-up.
+mem_run() {
+	local contender=$1 cycles=$2 out
+	worker_cmd "$contender" mem "$cycles" 5000
+	if ! out="$("${cmd[@]}")"; then
+		echo "bench: memory run of $contender failed" >&2
+		exit 1
+	fi
+	awk -v c="$contender" -v n="$cycles" '{ printf "mem\t%s\t%d\t%d\t%d\n", c, n, $1, $2 }' <<<"$out" >>"$raw"
+}
+
+for g in "${groups[@]}"; do
+	echo "bench: running $g ..." >&2
+	case "$g" in
+		redis) rate_group redis.ours redis.symfony redis.phpredis redis.ours-new redis.symfony-new ;;
+		flock) rate_group flock.ours flock.symfony flock.ours-new flock.symfony-new ;;
+		sem) rate_group sem.ours sem.symfony sem.ours-new sem.symfony-new ;;
+		memory)
+			mem_run flock.ours "$mem_flock"
+			mem_run redis.ours "$mem_redis"
+			;;
+	esac
+done
+
+mkdir -p "$bench/results"
+versions="$("$php" -d "extension=$ext" -r 'printf("php %s, lock %s, phpredis %s", PHP_VERSION, phpversion("lock"), phpversion("redis"));')"
+symfony="$(dpkg-query -W -f '${Version}' php-symfony-lock 2>/dev/null || echo unknown)"
+server="$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
+header="lock bench $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) CPUs
+$versions, symfony/lock $symfony, redis-server $server
+$module
+BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds, took $((SECONDS - started)) s"
+"$php" -n "$bench/report.php" "$raw" "$header" | tee "$bench/results/latest.txt"
+status=${PIPESTATUS[0]}
+exit "$status"
