@@ -190,6 +190,7 @@ typedef struct {
 	size_t prefix_len;
 	int64_t timeout_ms;     /* connect and command timeout */
 	int persistent;         /* keep the connection for the next store of the same process */
+	int fair;               /* waiters are served in arrival order (default); 0: unordered */
 } lkc_redis_config;
 
 void lkc_redis_config_init(lkc_redis_config *cfg);
