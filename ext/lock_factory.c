@@ -134,8 +134,7 @@ ZEND_METHOD(Lock_Factory, createLock)
 		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
 		RETURN_THROWS();
 	}
-	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
-		zend_argument_value_error(1, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
+	if (!php_lock_resource_arg(resource, 1)) {
 		RETURN_THROWS();
 	}
 	if (ZEND_NUM_ARGS() < 2) {

@@ -144,8 +144,7 @@ bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store
 	return true;
 }
 
-/* Checks a resource argument: 1 byte to 64 KiB. */
-static bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num)
+bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num)
 {
 	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
 		zend_argument_value_error(arg_num, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
@@ -187,6 +186,10 @@ ZEND_METHOD(Lock_Lock, __construct)
 		RETURN_THROWS();
 	}
 	if (!php_lock_resource_arg(resource, 1) || !php_lock_ttl_arg(ttl, ttl_null, 3, &ttl_ms)) {
+		RETURN_THROWS();
+	}
+	if (php_lock_store_from_obj(store)->store == NULL) {
+		zend_argument_type_error(2, "must be an initialized store");
 		RETURN_THROWS();
 	}
 	if (!php_lock_init(lock, resource, store, ttl_ms, auto_release)) {

@@ -198,6 +198,7 @@ static const php_lock_opt php_lock_redis_options[] = {
 	{"username", OPT_NULLABLE_STRING},
 	{"password", OPT_NULLABLE_STRING},
 	{"database", OPT_INT},
+	{"fair", OPT_BOOL},
 	{NULL, OPT_INT},
 };
 
@@ -233,6 +234,8 @@ static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval
 		cfg->timeout_ms = ms;
 	} else if (strcmp(name, "persistent") == 0) {
 		cfg->persistent = zend_is_true(value);
+	} else if (strcmp(name, "fair") == 0) {
+		cfg->fair = zend_is_true(value);
 	} else if (strcmp(name, "username") == 0 || strcmp(name, "password") == 0) {
 		char **slot = name[0] == 'u' ? &cfg->username : &cfg->password;
 		if (Z_TYPE_P(value) == IS_NULL) {
@@ -379,6 +382,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 		return false;
 	}
 	lkc_redis_config_init(&cfg);
+	cfg.fair = 1;
 	cfg.timeout_ms = (int64_t) ceil(LOCK_G(redis_timeout) * 1000.0);
 	if (!php_lock_redis_dsn(&cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
 		lkc_redis_config_free(&cfg);
@@ -511,8 +515,8 @@ ZEND_METHOD(Lock_Store_RedisStore, __construct)
 	}
 }
 
-/* isLocked() of every store. */
-static void php_lock_store_is_locked(INTERNAL_FUNCTION_PARAMETERS)
+/* isLocked() (force == false) and forceRelease() (force == true) of every store. */
+static void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
 {
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *resource;
@@ -524,77 +528,50 @@ static void php_lock_store_is_locked(INTERNAL_FUNCTION_PARAMETERS)
 		Z_PARAM_STR(resource)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_store_ready(obj)) {
-		RETURN_THROWS();
-	}
-	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
-		zend_argument_value_error(1, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
+	if (!php_lock_store_ready(obj) || !php_lock_resource_arg(resource, 1)) {
 		RETURN_THROWS();
 	}
 	lkc_err_clear(&err);
-	rc = obj->store->ops->is_locked(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &locked, &err);
+	rc = force
+		? obj->store->ops->force_release(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &err)
+		: obj->store->ops->is_locked(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &locked, &err);
 	if (rc != LKC_OK) {
 		php_lock_throw(rc, &err, NULL);
 		RETURN_THROWS();
 	}
-	RETURN_BOOL(locked);
-}
-
-/* forceRelease() of every store. */
-static void php_lock_store_force_release(INTERNAL_FUNCTION_PARAMETERS)
-{
-	php_lock_store_obj *obj = THIS_STORE();
-	zend_string *resource;
-	lkc_err err;
-	lkc_rc rc;
-
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(resource)
-	ZEND_PARSE_PARAMETERS_END();
-
-	if (!php_lock_store_ready(obj)) {
-		RETURN_THROWS();
-	}
-	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
-		zend_argument_value_error(1, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
-		RETURN_THROWS();
-	}
-	lkc_err_clear(&err);
-	rc = obj->store->ops->force_release(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &err);
-	if (rc != LKC_OK) {
-		php_lock_throw(rc, &err, NULL);
-		RETURN_THROWS();
+	if (!force) {
+		RETURN_BOOL(locked);
 	}
 }
 
 ZEND_METHOD(Lock_Store_FlockStore, isLocked)
 {
-	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);
 }
 
 ZEND_METHOD(Lock_Store_FlockStore, forceRelease)
 {
-	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
 }
 
 ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked)
 {
-	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);
 }
 
 ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease)
 {
-	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
 }
 
 ZEND_METHOD(Lock_Store_RedisStore, isLocked)
 {
-	php_lock_store_is_locked(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);
 }
 
 ZEND_METHOD(Lock_Store_RedisStore, forceRelease)
 {
-	php_lock_store_force_release(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
 }
 
 void php_lock_setup_store_classes(void)
