@@ -2,6 +2,12 @@
  * The flock store: one lock file per resource in one directory, held with
  * flock(2). The kernel drops a hold when the last descriptor of its open file
  * description closes, so a killed process never leaves a lock behind.
+ *
+ * A hold keeps its lock file open between holds, so that an uncontended
+ * acquire is flock() + fstat() and a release is flock() + one fcntl() that
+ * looks for waiters. Waiters sleep on inotify and mark themselves with an OFD
+ * read lock on byte 0 (independent of flock locks on local file systems), so
+ * that a releaser posts an event only when somebody waits.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -18,7 +24,10 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include <linux/magic.h>
 
 /* How many bytes of the resource show in a lock file name, for people listing the directory. */
 #define LKC_FLOCK_READABLE_MAX 48
@@ -206,6 +215,10 @@ static int lkc_flock_still_ours(const lkc_flock_store *s, const lkc_hold *hold, 
 		lkc_flock_file_error(s, "inspect", hold->path, errno, err);
 		return -1;
 	}
+	/* force_release and rm leave the old inode without a name: no need to look at the path. */
+	if (st.st_nlink == 0) {
+		return 0;
+	}
 	return lkc_flock_at_path(s, hold->path, &st, err);
 }
 
@@ -339,35 +352,141 @@ static int lkc_flock_watch(int ino, int fd)
 	 * Through /proc/self/fd the watch lands on exactly the inode our flock() competes
 	 * on, even if the name was replaced meanwhile. The magic link must be followed
 	 * (so no IN_DONT_FOLLOW); it cannot lead elsewhere, as fd was opened O_NOFOLLOW.
-	 * Holders release by closing, and the kernel closes a killed holder's files, so
-	 * IN_CLOSE_* covers both; IN_ATTRIB and the *_SELF events report force_release.
+	 * A release posts IN_ATTRIB for the waiters it sees (lkc_flock_wake), the kernel
+	 * posts IN_CLOSE_* when it closes a killed holder's files, and force_release
+	 * posts IN_ATTRIB (the link count) and the *_SELF events.
 	 */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	return inotify_add_watch(ino, path,
 		IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
 }
 
-/* One non-blocking attempt at op on fd, whose inode st describes; checks that the file is still at the path. */
+/* Whether the file system of sfs emulates flock() with byte-range locks (network file systems). */
+static int lkc_flock_emulated(const struct statfs *sfs)
+{
+	switch ((uint32_t) sfs->f_type) {
+		case NFS_SUPER_MAGIC:
+		case SMB_SUPER_MAGIC:
+		case CIFS_SUPER_MAGIC:
+		case SMB2_SUPER_MAGIC:
+		case V9FS_MAGIC:
+		case AFS_FS_MAGIC:
+		case AFS_SUPER_MAGIC:
+			return 1;
+		default:
+			return 0;
+	}
+}
+
+/* Sets (F_RDLCK) or clears (F_UNLCK) the waiter mark, an OFD lock on byte 0 of fd; whether the call succeeded. */
+static int lkc_flock_mark(int fd, short type)
+{
+	struct flock fl;
+
+	/* OFD commands want l_pid zero. */
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = 0;
+	fl.l_len = 1;
+	return fcntl(fd, F_OFD_SETLK, &fl) == 0;
+}
+
+/* Marks fd's open file description as waiting for its inode; whether it did (never on network file systems). */
+static int lkc_flock_mark_waiting(int fd)
+{
+	struct statfs sfs;
+
+	/*
+	 * NFS, SMB and the like emulate flock() with byte-range locks on the server, where
+	 * the mark would conflict with the holds themselves: waiters there poll instead.
+	 */
+	if (fstatfs(fd, &sfs) == 0 && lkc_flock_emulated(&sfs)) {
+		return 0;
+	}
+	return lkc_flock_mark(fd, F_RDLCK);
+}
+
+/*
+ * Posts an inotify event on fd's inode when somebody waits for it; the caller has
+ * just unlocked (or downgraded) fd. A waiter marks, then arms its watch, then tries
+ * flock(); we unlock, then look for marks. flock and OFD locks of an inode sit under
+ * one lock in the kernel, so either the waiter's try came after our unlock and found
+ * the lock free, or its mark came before our look and we post an event, which its
+ * already armed watch catches. The unlock and this look do not depend on a close(),
+ * so a forked child that keeps the descriptor open changes nothing.
+ */
+static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
+{
+	struct flock fl;
+	int nudge;
+
+	/* A write lock conflicts with every mark of another open file description, this process's included. */
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = 0;
+	fl.l_len = 1;
+	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK) {
+		return;
+	}
+	/*
+	 * Touching the times posts IN_ATTRIB on exactly this inode in one system call;
+	 * where we may not (another owner, odd permissions), opening and closing the file
+	 * posts IN_CLOSE_NOWRITE.
+	 */
+	if (futimens(fd, NULL) != 0) {
+		nudge = openat(s->dirfd, name, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+		if (nudge >= 0) {
+			close(nudge);
+		}
+	}
+}
+
+/*
+ * One non-blocking attempt at op on fd. With *known set, st describes fd, and the
+ * file must still be at the path. Without, st is filled here, and a successful
+ * attempt only checks that the inode still has a name: force_release (a rename over
+ * it) and rm both leave it with none, and one fstat() is cheaper than a path lookup.
+ * Moving the file away by hand is not caught there.
+ */
 static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, int fd,
-	const struct stat *st, int op, lkc_err *err)
+	struct stat *st, int *known, int op, lkc_err *err)
 {
 	int at, r;
 
 	while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
 		continue;
 	}
-	if (r != 0) {
-		if (errno != EWOULDBLOCK) {
-			lkc_flock_file_error(s, "lock", name, errno, err);
+	if (r != 0 && errno != EWOULDBLOCK) {
+		lkc_flock_file_error(s, "lock", name, errno, err);
+		return LKC_FLOCK_FAIL;
+	}
+	if (!*known) {
+		if (fstat(fd, st) != 0) {
+			lkc_flock_file_error(s, "inspect", name, errno, err);
 			return LKC_FLOCK_FAIL;
 		}
-		/* A holder of a replaced file blocks only that file: look whether the name moved on. */
-		at = lkc_flock_at_path(s, name, st, err);
-		return at < 0 ? LKC_FLOCK_FAIL : at ? LKC_FLOCK_BUSY : LKC_FLOCK_STALE;
+		*known = 1;
+		if (st->st_nlink == 0) {
+			return LKC_FLOCK_STALE;
+		}
+		if (r == 0) {
+			return LKC_FLOCK_GOT;
+		}
 	}
-	/* force_release may have replaced the file between our open() and our flock(). */
+	/*
+	 * A holder of a replaced file blocks only that file, and force_release may have
+	 * replaced the file between our open() and our flock(): look at the path.
+	 */
 	at = lkc_flock_at_path(s, name, st, err);
-	return at < 0 ? LKC_FLOCK_FAIL : at ? LKC_FLOCK_GOT : LKC_FLOCK_STALE;
+	if (at < 0) {
+		return LKC_FLOCK_FAIL;
+	}
+	if (!at) {
+		return LKC_FLOCK_STALE;
+	}
+	return r == 0 ? LKC_FLOCK_GOT : LKC_FLOCK_BUSY;
 }
 
 /* Milliseconds a wait may still last: -1 without bound, else 0 to INT_MAX. */
@@ -387,28 +506,26 @@ static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
 
 /*
  * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
- * kernel through inotify rather than by polling the lock.
+ * kernel through inotify rather than by polling the lock. fresh is fd's inode when
+ * fd was just opened, NULL for a descriptor kept from an earlier hold.
  */
-static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, const struct stat *known,
+static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, const struct stat *fresh,
 	int op, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
 	struct stat st;
 	lkc_flock_step step;
-	int ino = -1, wd = -1, fallback = 0;
+	int known = fresh != NULL;
+	int ino = -1, wd = -1, marked = 0, fallback = 0;
 	int settle_ms = 0, slice_ms = 1;
 
-	/* The caller that just opened fd knows its inode already: one system call less per acquire. */
-	if (known != NULL) {
-		st = *known;
-	} else if (fstat(fd, &st) != 0) {
-		lkc_flock_file_error(s, "inspect", name, errno, err);
-		return LKC_FLOCK_FAIL;
+	if (fresh != NULL) {
+		st = *fresh;
 	}
 	for (;;) {
 		struct pollfd pfd;
 		int timeout, n;
 
-		step = lkc_flock_try(s, name, fd, &st, op, err);
+		step = lkc_flock_try(s, name, fd, &st, &known, op, err);
 		if (step != LKC_FLOCK_BUSY) {
 			break;
 		}
@@ -417,20 +534,27 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 			break;
 		}
 		if (wd < 0 && !fallback) {
-			ino = lkc_flock_inotify(s);
+			/* Mark, watch, then try again: the order lkc_flock_wake relies on. */
+			marked = lkc_flock_mark_waiting(fd);
+			ino = marked ? lkc_flock_inotify(s) : -1;
 			wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
 			if (wd >= 0) {
-				/* Armed before the next attempt, so a release between the two cannot be missed. */
 				lkc_flock_drain(ino);
 				continue;
+			}
+			if (marked) {
+				/* Releasers need not wake a waiter that polls. */
+				lkc_flock_mark(fd, F_UNLCK);
+				marked = 0;
 			}
 			fallback = 1;
 		}
 		if (fallback) {
 			/*
-			 * Without inotify (instances or watches exhausted, no /proc) nothing tells
-			 * us of a release short of blocking in flock() with no way to time out, so
-			 * we look again after short sleeps that grow to 50 ms.
+			 * Without inotify or the mark (instances or watches exhausted, no /proc, a
+			 * network file system) nothing tells us of a release short of blocking in
+			 * flock() with no way to time out, so we look again after short sleeps
+			 * that grow to 50 ms.
 			 */
 			if (timeout < 0 || timeout > slice_ms) {
 				timeout = slice_ms;
@@ -468,6 +592,10 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	if (wd >= 0) {
 		/* One process waits for one lock at a time: the watch ends with the wait, and its leftover events are drained by the next. */
 		inotify_rm_watch(ino, wd);
+	}
+	if (marked) {
+		/* However the wait ended, we wait no more: releasers can stop posting events for us. */
+		lkc_flock_mark(fd, F_UNLCK);
 	}
 	return step;
 }
@@ -509,6 +637,10 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 		wait_ms, deadline_ns, err);
 	switch (step) {
 		case LKC_FLOCK_GOT:
+			if (mode == LKC_MODE_SHARED) {
+				/* A writer turned reader lets the waiting readers in. */
+				lkc_flock_wake(s, hold->path, hold->fd);
+			}
 			return LKC_OK;
 		case LKC_FLOCK_STALE:
 			lkc_flock_drop(hold);
@@ -521,7 +653,11 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 	}
 }
 
-/* Takes or converts the hold, waiting as wait_ms allows; on failure the hold keeps what it had, if anything. */
+/*
+ * Takes or converts the hold, waiting as wait_ms allows; on failure the hold keeps
+ * what it had, if anything. The lock file stays open after the hold ends, for the
+ * next acquire of the same hold.
+ */
 static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
@@ -537,15 +673,37 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		if (rc != LKC_EXPIRED) {
 			return rc;
 		}
-	} else if (hold->fd >= 0) {
-		/* A descriptor left without a hold locks nothing of ours; plain close leaves any inherited lock alone. */
-		close(hold->fd);
-		hold->fd = -1;
 	}
 	if (hold->path == NULL) {
 		hold->path = lkc_flock_file_name(hold->resource, hold->resource_len);
 		if (hold->path == NULL) {
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+		}
+	}
+	if (hold->fd >= 0 && hold->forks != lkc_fork_count()) {
+		/*
+		 * A child forked since the last hold shares this open file description, and a
+		 * lock taken through it would outlive us for as long as the child lives: open
+		 * one of our own. hold->forks is at most the count when the descriptor was
+		 * opened (the lock layer sets it on every acquire), so equal means no fork
+		 * since. The descriptor locks nothing, so a plain close.
+		 */
+		close(hold->fd);
+		hold->fd = -1;
+	}
+	if (hold->fd >= 0) {
+		lkc_flock_step step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, wait_ms, deadline_ns, err);
+
+		if (step == LKC_FLOCK_GOT) {
+			return LKC_OK;
+		}
+		if (step == LKC_FLOCK_BUSY || step == LKC_FLOCK_INTR) {
+			return step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
+		}
+		/* The kept file was replaced or removed (or failed us): let it go and open the one at the path. */
+		lkc_flock_drop(hold);
+		if (step == LKC_FLOCK_FAIL) {
+			return err->code;
 		}
 	}
 	for (;;) {
@@ -565,47 +723,38 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
 		}
 		step = lkc_flock_wait(s, hold->path, fd, &st, op, wait_ms, deadline_ns, err);
-		if (step == LKC_FLOCK_GOT) {
-			hold->fd = fd;
-			return LKC_OK;
-		}
 		if (step == LKC_FLOCK_STALE) {
 			lkc_flock_unlock_close(fd);
 			continue;
 		}
-		close(fd);
-		return step == LKC_FLOCK_BUSY ? LKC_BUSY : step == LKC_FLOCK_INTR ? LKC_INTERRUPTED : err->code;
+		if (step == LKC_FLOCK_FAIL) {
+			close(fd);
+			return err->code;
+		}
+		/* Kept also when the lock was busy: the next attempt needs no open(). */
+		hold->fd = fd;
+		return step == LKC_FLOCK_GOT ? LKC_OK : step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
 	}
 }
 
-/* Unlocks and closes the lock file; LKC_EXPIRED or LKC_LOST when force_release broke the hold first. */
+/*
+ * Unlocks and keeps the lock file open for the next hold. A hold that force_release
+ * broke is not looked for: its release only lets go of the orphaned file, and the
+ * next acquire finds the file replaced and opens the new one.
+ */
 static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
-	int ours, nudge;
 
 	(void) delay_ms; /* The lock layer refuses delays for stores without expiry. */
+	(void) err;
 	if (hold->fd < 0) {
+		/* A failed conversion lost the hold. */
 		return lkc_flock_gone(s, hold->path);
 	}
-	ours = lkc_flock_still_ours(s, hold, err);
-	lkc_flock_drop(hold);
-	if (ours == 0) {
-		return lkc_flock_gone(s, hold->path);
-	}
-	/*
-	 * Waiters wake on IN_CLOSE, which our close() does not post while a forked child
-	 * still has the descriptor: opening and closing the file posts one for them.
-	 * Without a fork since the hold was taken, our close() was the last one.
-	 */
-	if (hold->forks != lkc_fork_count()) {
-		nudge = openat(s->dirfd, hold->path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
-		if (nudge >= 0) {
-			close(nudge);
-		}
-	}
-	/* A failed look at the path does not undo the release. */
-	lkc_err_clear(err);
+	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
+	flock(hold->fd, LOCK_UN);
+	lkc_flock_wake(s, hold->path, hold->fd);
 	return LKC_OK;
 }
 
@@ -703,12 +852,16 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 	return LKC_OK;
 }
 
-/* Closes an inherited descriptor, leaving the parent's lock in place. */
+/* Closes the descriptor, held or kept, leaving any lock on it in place: it may be the parent's. */
 static void lkc_flock_abandon(lkc_store *store, lkc_hold *hold)
 {
 	(void) store;
 	if (hold->fd >= 0) {
-		/* No LOCK_UN: the lock belongs to the open file description, which the parent still uses. */
+		/*
+		 * No LOCK_UN: the lock belongs to the open file description, which the parent
+		 * still uses. Closing even a descriptor kept without a hold gives a forked child
+		 * a description of its own on its next acquire.
+		 */
 		close(hold->fd);
 		hold->fd = -1;
 	}

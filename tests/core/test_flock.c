@@ -89,6 +89,69 @@ static void await_child(int fd)
 	CHECK(read(fd, &c, 1) == 1);
 }
 
+/* Whether another open file description marks itself as waiting on fd's file (an OFD read lock on byte 0). */
+static int has_waiter(int fd)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_len = 1;
+	CHECK(fcntl(fd, F_OFD_GETLK, &fl) == 0);
+	return fl.l_type != F_UNLCK;
+}
+
+/* Waits (10 s at most) until somebody marks itself as waiting on fd's file; whether somebody did. */
+static int await_waiter(int fd)
+{
+	for (int i = 0; i < 2000 && !has_waiter(fd); i++) {
+		usleep(5000);
+	}
+	return has_waiter(fd);
+}
+
+/* In another process with a store of its own, one attempt at resource in mode: the child's lkc_rc. */
+static lkc_rc other_process_tries(const char *dir, const char *resource, lkc_mode mode)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		lkc_store *store = NULL;
+		lkc_hold h;
+		lkc_err err;
+
+		if (lkc_flock_open(&store, dir, 0600, &err) != LKC_OK
+			|| lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK) {
+			_exit(100);
+		}
+		_exit(lkc_acquire(store, &h, mode, LKC_TTL_NONE, 0, &err));
+	}
+	return (lkc_rc) reap(pid);
+}
+
+/* The number of descriptors this process has open. */
+static int open_fds(void)
+{
+	int n = 0;
+	char path[64];
+
+	for (int fd = 0; fd < 4096; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+/* The path of resource's lock file in dir, in buf. */
+static void lock_path(char *buf, size_t size, const char *dir, const char *resource)
+{
+	char *name = lkc_flock_file_name(resource, strlen(resource));
+
+	snprintf(buf, size, "%s/%s", dir, name);
+	free(name);
+}
+
 /* Whether name is a lock file name that cannot leave its directory. */
 static int name_is_safe(const char *name, size_t len)
 {
@@ -198,12 +261,12 @@ static void exclusive_holds_conflict_in_process(void)
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
-	CHECK(b.fd == -1 && b.mode == LKC_MODE_NONE);
+	CHECK(b.mode == LKC_MODE_NONE);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
 	/* Acquiring again in the same mode keeps the hold. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(a.fd == -1);
+	CHECK(a.fd >= 0 && a.mode == LKC_MODE_NONE);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
@@ -259,7 +322,9 @@ static void timed_wait_ends_busy(void)
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 100, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
-	CHECK(b.fd == -1);
+	CHECK(b.mode == LKC_MODE_NONE && b.fd >= 0);
+	/* The waits are over, and so is their mark: releases need not wake anybody. */
+	CHECK(!has_waiter(a.fd));
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 100, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
@@ -486,9 +551,11 @@ static void force_release_breaks_holder(void)
 	CHECK(locked == 0);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_LOST, &err);
-	CHECK(a.mode == LKC_MODE_NONE && a.fd == -1);
+	/* Releasing a broken hold only lets go of the orphaned file. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_NONE);
 	CHECK_RC(lkc_check(store, &b, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
 	/* A refresh of a broken hold reports it and lets the old file go. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
@@ -701,6 +768,226 @@ static void holds_convert(void)
 	rm_rf(dir);
 }
 
+static void descriptor_is_kept_across_holds(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	int fd, fds;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "kept");
+	init_hold(&b, "kept");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	fd = a.fd;
+	/* The offset belongs to the open file description: a reopen would reset it. */
+	CHECK(lseek(fd, 7, SEEK_SET) == 7);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* b keeps its descriptor too, so that the count below covers both. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	fds = open_fds();
+	/* No fork in this loop: a fork since the last hold makes the next acquire open a description of its own. */
+	for (int i = 0; i < 5; i++) {
+		CHECK_RC(lkc_acquire(store, &a, i % 2 ? LKC_MODE_SHARED : LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+		CHECK(a.fd == fd && lseek(a.fd, 0, SEEK_CUR) == 7);
+		CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+		CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+		CHECK(a.fd == fd && a.mode == LKC_MODE_NONE);
+		CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	}
+	CHECK(open_fds() == fds);
+	/* Another process's holds conflict with the kept description as with a fresh one. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(other_process_tries(dir, "kept", LKC_MODE_EXCLUSIVE) == LKC_BUSY);
+	CHECK(other_process_tries(dir, "kept", LKC_MODE_SHARED) == LKC_OK);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(other_process_tries(dir, "kept", LKC_MODE_EXCLUSIVE) == LKC_OK);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	CHECK(open_fds() == fds - 2);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+/* In a child: waits (long) for resource in mode with a store of its own; exits 0 only when woken. */
+static void child_waits(const char *dir, const char *resource, lkc_mode mode)
+{
+	lkc_store *store = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (lkc_flock_open(&store, dir, 0600, &err) != LKC_OK
+		|| lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK) {
+		_exit(2);
+	}
+	_exit(acquire_woken(store, &h, mode, &err) == LKC_OK ? 0 : 1);
+}
+
+static void release_wakes_waiter_without_close(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+	int fd;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "no-close");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	fd = a.fd;
+	CHECK(!has_waiter(fd));
+	pid = fork();
+	if (pid == 0) {
+		child_waits(dir, "no-close", LKC_MODE_EXCLUSIVE);
+	}
+	/* The waiter marks itself before it sleeps; our release looks for that mark, as it closes nothing. */
+	CHECK(await_waiter(fd));
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(a.fd == fd);
+	CHECK(reap(pid) == 0);
+	CHECK(!has_waiter(fd));
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void downgrade_wakes_readers(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "downgrade");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		child_waits(dir, "downgrade", LKC_MODE_SHARED);
+	}
+	CHECK(await_waiter(a.fd));
+	/* Turning reader lets the waiting reader in, although nothing was released. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void force_release_while_kept_reopens(void)
+{
+	char dir[64], path[256];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	struct stat mine, at;
+	int locked = 0;
+
+	make_tmpdir(dir);
+	lock_path(path, sizeof(path), dir, "replaced");
+	store = open_store(dir);
+	init_hold(&a, "replaced");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, "replaced", 8, &err), LKC_OK, &err);
+	/* The kept descriptor is the orphaned file: the hold must move to the new one. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(fstat(a.fd, &mine) == 0 && stat(path, &at) == 0 && mine.st_ino == at.st_ino && mine.st_nlink == 1);
+	CHECK(other_process_tries(dir, "replaced", LKC_MODE_SHARED) == LKC_BUSY);
+	CHECK_RC(store->ops->is_locked(store, "replaced", 8, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 1);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(other_process_tries(dir, "replaced", LKC_MODE_EXCLUSIVE) == LKC_OK);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void removed_file_is_reopened(void)
+{
+	char dir[64], path[256];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	struct stat mine, at;
+
+	make_tmpdir(dir);
+	lock_path(path, sizeof(path), dir, "removed");
+	store = open_store(dir);
+	init_hold(&a, "removed");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(unlink(path) == 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(fstat(a.fd, &mine) == 0 && stat(path, &at) == 0 && mine.st_ino == at.st_ino);
+	CHECK(other_process_tries(dir, "removed", LKC_MODE_EXCLUSIVE) == LKC_BUSY);
+	/* Removed while held: the hold is gone, and says so. */
+	CHECK(unlink(path) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void hold_after_fork_is_not_shared(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int go[2];
+	int kept;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "after-fork");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	kept = a.fd;
+	CHECK(pipe(go) == 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		/* Our copy of the kept descriptor must not share the lock the parent takes after the fork. */
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1) {
+			_exit(2);
+		}
+		if (flock(kept, LOCK_EX | LOCK_NB) == 0) {
+			_exit(1);
+		}
+		_exit(errno == EWOULDBLOCK ? 0 : 3);
+	}
+	close(go[0]);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(write(go[1], "x", 1) == 1);
+	CHECK(reap(pid) == 0);
+	close(go[1]);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
 static volatile sig_atomic_t alarmed;
 
 static void on_alarm(int sig)
@@ -736,7 +1023,8 @@ static void host_interrupts_wait(void)
 	lkc_set_interrupt_hook(alarm_hook);
 	setitimer(ITIMER_REAL, &it, NULL);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
-	CHECK(b.fd == -1 && b.mode == LKC_MODE_NONE);
+	CHECK(b.mode == LKC_MODE_NONE);
+	CHECK(!has_waiter(a.fd));
 	lkc_set_interrupt_hook(NULL);
 	sigaction(SIGALRM, &old, NULL);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
@@ -752,4 +1040,6 @@ TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_
 	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
 	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
 	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
-	T(holds_convert), T(host_interrupts_wait))
+	T(holds_convert), T(host_interrupts_wait), T(descriptor_is_kept_across_holds),
+	T(release_wakes_waiter_without_close), T(downgrade_wakes_readers), T(force_release_while_kept_reopens),
+	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared))
