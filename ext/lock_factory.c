@@ -150,6 +150,46 @@ ZEND_METHOD(Lock_Factory, createLock)
 	}
 }
 
+ZEND_METHOD(Lock_Factory, restoreLock)
+{
+	php_lock_factory_obj *factory = THIS_FACTORY();
+	zend_string *resource, *owner;
+	double ttl = 0;
+	bool ttl_null = false;
+	bool auto_release = false;
+	int64_t ttl_ms;
+	php_lock_obj *lock;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_STR(resource)
+		Z_PARAM_STR(owner)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
+		Z_PARAM_BOOL(auto_release)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (factory->store == NULL) {
+		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
+		RETURN_THROWS();
+	}
+	if (!php_lock_resource_arg(resource, 1)) {
+		RETURN_THROWS();
+	}
+	if (ZEND_NUM_ARGS() < 3) {
+		ttl_ms = factory->default_ttl_ms;
+	} else if (!php_lock_ttl_arg(ttl, ttl_null, 3, &ttl_ms)) {
+		RETURN_THROWS();
+	}
+	object_init_ex(return_value, php_lock_ce_lock);
+	lock = php_lock_from_obj(Z_OBJ_P(return_value));
+	if (!php_lock_init(lock, resource, factory->store, ttl_ms, auto_release)
+		|| !php_lock_restore(lock, owner, 2)) {
+		zval_ptr_dtor(return_value);
+		ZVAL_UNDEF(return_value);
+		RETURN_THROWS();
+	}
+}
+
 ZEND_METHOD(Lock_Factory, getStore)
 {
 	php_lock_factory_obj *factory = THIS_FACTORY();

@@ -245,7 +245,8 @@ static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 	}
 }
 
-ZEND_METHOD(Lock_Lock, acquire)
+/* acquire() and acquireRead(): take (or convert) the hold in mode. */
+static void php_lock_acquire_method(INTERNAL_FUNCTION_PARAMETERS, lkc_mode mode)
 {
 	php_lock_obj *lock = THIS_LOCK();
 	bool blocking = false;
@@ -263,11 +264,21 @@ ZEND_METHOD(Lock_Lock, acquire)
 	if (!php_lock_ready(lock) || !php_lock_wait_arg(blocking, timeout, timeout_null, 2, &wait_ms)) {
 		RETURN_THROWS();
 	}
-	held = php_lock_take(lock, LKC_MODE_EXCLUSIVE, wait_ms);
+	held = php_lock_take(lock, mode, wait_ms);
 	if (EG(exception)) {
 		RETURN_THROWS();
 	}
 	RETURN_BOOL(held);
+}
+
+ZEND_METHOD(Lock_Lock, acquire)
+{
+	php_lock_acquire_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, LKC_MODE_EXCLUSIVE);
+}
+
+ZEND_METHOD(Lock_Lock, acquireRead)
+{
+	php_lock_acquire_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, LKC_MODE_SHARED);
 }
 
 /* Releases after run()'s callback; an exception already in flight stays the primary one. */
@@ -525,6 +536,53 @@ ZEND_METHOD(Lock_Lock, getTtl)
 		RETURN_NULL();
 	}
 	RETURN_DOUBLE((double) lock->ttl_ms / 1000.0);
+}
+
+ZEND_METHOD(Lock_Lock, getFencingToken)
+{
+	php_lock_obj *lock = THIS_LOCK();
+	int64_t fence;
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_NONE();
+
+	if (!php_lock_ready(lock)) {
+		RETURN_THROWS();
+	}
+	if (lock->hold.mode != LKC_MODE_EXCLUSIVE || lkc_hold_foreign(&lock->hold)) {
+		RETURN_NULL();
+	}
+	lkc_err_clear(&err);
+	rc = lkc_fence(php_lock_store_of(lock), &lock->hold, &fence, &err);
+	if (rc == LKC_ERR_UNSUPPORTED) {
+		RETURN_NULL();
+	}
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, &lock->hold);
+		RETURN_THROWS();
+	}
+	RETURN_LONG((zend_long) fence);
+}
+
+bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num)
+{
+	lkc_store *store = php_lock_store_of(lock);
+	lkc_err err;
+
+	if (store->ops->caps & LKC_CAP_PROCESS_BOUND) {
+		zend_throw_exception_ex(php_lock_ce_lock_exception, 0,
+			"The %s store binds a hold to the process that took it: it cannot be restored elsewhere",
+			store->ops->name);
+		return false;
+	}
+	lkc_err_clear(&err);
+	if (lkc_hold_restore(&lock->hold, ZSTR_VAL(owner), ZSTR_LEN(owner), &err) != LKC_OK) {
+		zend_argument_value_error(arg_num, "must be a token of %d hexadecimal digits, as Lock\\Lock::getOwner() returns", LKC_TOKEN_LEN);
+		return false;
+	}
+	php_lock_track(lock);
+	return true;
 }
 
 void php_lock_setup_lock_class(void)

@@ -81,6 +81,8 @@ bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store
 	int64_t ttl_ms, bool auto_release);
 /* Checks a resource argument: 1 byte to 64 KiB; false when it threw. */
 bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num);
+/* Makes a new lock stand for the hold of owner taken elsewhere; false when it threw. */
+bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num);
 /* Validates a TTL argument (null: no expiry); false when it threw. */
 bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms);
 

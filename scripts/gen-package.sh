@@ -7,7 +7,7 @@ cd "$root"
 
 # What a PECL user builds and tests: the extension's sources, stubs, tests and docs.
 shipped() {
-	git ls-files -co --exclude-standard -- config.m4 config.w32 README.md LICENSE ext stubs tests \
+	git ls-files -- config.m4 config.w32 README.md LICENSE ext stubs tests \
 		| grep -v '^tests/core/build/' | LC_ALL=C sort
 }
 

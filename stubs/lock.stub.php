@@ -45,6 +45,8 @@ namespace Lock {
 
         public function acquire(bool $blocking = false, ?float $timeout = null): bool {}
 
+        public function acquireRead(bool $blocking = false, ?float $timeout = null): bool {}
+
         public function run(callable $callback, ?float $timeout = null): mixed {}
 
         public function refresh(?float $ttl = null): void {}
@@ -62,6 +64,8 @@ namespace Lock {
         public function getOwner(): string {}
 
         public function getTtl(): ?float {}
+
+        public function getFencingToken(): ?int {}
     }
 
     /**
@@ -76,6 +80,9 @@ namespace Lock {
 
         /** @param float|null $ttl defaults to the factory's default TTL */
         public function createLock(string $resource, ?float $ttl = UNKNOWN, bool $autoRelease = true): Lock {}
+
+        /** @param float|null $ttl defaults to the factory's default TTL */
+        public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, ?float $ttl = UNKNOWN, bool $autoRelease = false): Lock {}
 
         public function getStore(): Store {}
     }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: e1b65faf8588db47470d8e5d64a252456992a0fa */
+ * Stub hash: aa6538b2853a45697277560684802afebf3c5f96 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_isLocked, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
@@ -20,6 +20,8 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_acquire, 0, 0, _
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, blocking, _IS_BOOL, 0, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
 ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Lock_acquireRead arginfo_class_Lock_Lock_acquire
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_run, 0, 1, IS_MIXED, 0)
 	ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
@@ -49,6 +51,9 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Lock_getTtl arginfo_class_Lock_Lock_getRemainingLifetime
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_getFencingToken, 0, 0, IS_LONG, 1)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Factory___construct, 0, 0, 1)
 	ZEND_ARG_OBJ_INFO(0, store, Lock\\Store, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, defaultTtl, IS_DOUBLE, 1, "300.0")
@@ -62,6 +67,13 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_createLock, 0,
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, ttl, IS_DOUBLE, 1)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_restoreLock, 0, 2, Lock\\Lock, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, owner, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, ttl, IS_DOUBLE, 1)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "false")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_getStore, 0, 0, Lock\\Store, 0)
@@ -96,6 +108,7 @@ ZEND_END_ARG_INFO()
 
 ZEND_METHOD(Lock_Lock, __construct);
 ZEND_METHOD(Lock_Lock, acquire);
+ZEND_METHOD(Lock_Lock, acquireRead);
 ZEND_METHOD(Lock_Lock, run);
 ZEND_METHOD(Lock_Lock, refresh);
 ZEND_METHOD(Lock_Lock, release);
@@ -105,9 +118,11 @@ ZEND_METHOD(Lock_Lock, getRemainingLifetime);
 ZEND_METHOD(Lock_Lock, getResource);
 ZEND_METHOD(Lock_Lock, getOwner);
 ZEND_METHOD(Lock_Lock, getTtl);
+ZEND_METHOD(Lock_Lock, getFencingToken);
 ZEND_METHOD(Lock_Factory, __construct);
 ZEND_METHOD(Lock_Factory, fromDsn);
 ZEND_METHOD(Lock_Factory, createLock);
+ZEND_METHOD(Lock_Factory, restoreLock);
 ZEND_METHOD(Lock_Factory, getStore);
 ZEND_METHOD(Lock_Store_FlockStore, __construct);
 ZEND_METHOD(Lock_Store_FlockStore, isLocked);
@@ -155,6 +170,7 @@ static const zend_function_entry class_Lock_Store_methods[] = {
 static const zend_function_entry class_Lock_Lock_methods[] = {
 	ZEND_ME(Lock_Lock, __construct, arginfo_class_Lock_Lock___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, acquire, arginfo_class_Lock_Lock_acquire, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, acquireRead, arginfo_class_Lock_Lock_acquireRead, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, run, arginfo_class_Lock_Lock_run, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, refresh, arginfo_class_Lock_Lock_refresh, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, release, arginfo_class_Lock_Lock_release, ZEND_ACC_PUBLIC)
@@ -164,6 +180,7 @@ static const zend_function_entry class_Lock_Lock_methods[] = {
 	ZEND_ME(Lock_Lock, getResource, arginfo_class_Lock_Lock_getResource, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, getOwner, arginfo_class_Lock_Lock_getOwner, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Lock, getTtl, arginfo_class_Lock_Lock_getTtl, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Lock, getFencingToken, arginfo_class_Lock_Lock_getFencingToken, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -172,6 +189,7 @@ static const zend_function_entry class_Lock_Factory_methods[] = {
 	ZEND_ME(Lock_Factory, __construct, arginfo_class_Lock_Factory___construct, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Factory, fromDsn, arginfo_class_Lock_Factory_fromDsn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Lock_Factory, createLock, arginfo_class_Lock_Factory_createLock, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Factory, restoreLock, arginfo_class_Lock_Factory_restoreLock, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Factory, getStore, arginfo_class_Lock_Factory_getStore, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
@@ -286,6 +304,8 @@ static zend_class_entry *register_class_Lock_Factory(void)
 
 
 	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "fromdsn", sizeof("fromdsn") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "restorelock", sizeof("restorelock") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
 
 	return class_entry;
 }

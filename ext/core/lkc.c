@@ -247,6 +247,8 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	}
 	/* The expiry counts from before the request, so our view never outlives the server's. */
 	start = lkc_now_ns();
+	/* A new hold gets a new fencing token; the store sets it now or on demand. */
+	hold->fence = -1;
 	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
 	if (rc == LKC_OK) {
 		hold->mode = mode;
@@ -313,6 +315,44 @@ lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 		return LKC_EXPIRED;
 	}
 	return store->ops->check(store, hold, err);
+}
+
+lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_rc rc;
+
+	if (hold->mode != LKC_MODE_EXCLUSIVE || lkc_hold_foreign(hold)) {
+		return lkc_err_set(err, LKC_ERR_STATE, "the lock is not held exclusively");
+	}
+	if (hold->fence >= 0) {
+		*fence = hold->fence;
+		return LKC_OK;
+	}
+	if (!(store->ops->caps & LKC_CAP_FENCING) || store->ops->fence == NULL) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no fencing tokens", store->ops->name);
+	}
+	rc = store->ops->fence(store, hold, fence, err);
+	if (rc == LKC_OK) {
+		hold->fence = *fence;
+	}
+	return rc;
+}
+
+lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *err)
+{
+	if (len != LKC_TOKEN_LEN || strspn(owner, "0123456789abcdef") < LKC_TOKEN_LEN) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "owner must be a token of %d hexadecimal digits, as getOwner() returns", LKC_TOKEN_LEN);
+	}
+	memcpy(hold->owner, owner, LKC_TOKEN_LEN);
+	hold->owner[LKC_TOKEN_LEN] = '\0';
+	hold->owner_pid = lkc_pid();
+	/* Assumed held: the store tells otherwise on the first refresh, release or check. */
+	hold->mode = LKC_MODE_EXCLUSIVE;
+	hold->pid = lkc_pid();
+	hold->forks = lkc_fork_count();
+	hold->expires_ns = 0;
+	hold->fence = -1;
+	return LKC_OK;
 }
 
 void lkc_abandon(lkc_store *store, lkc_hold *hold)

@@ -147,6 +147,11 @@ typedef struct lkc_store_ops {
 	void (*abandon)(lkc_store *store, lkc_hold *hold);
 	/* Frees the store and everything it owns. */
 	void (*destroy)(lkc_store *store);
+	/*
+	 * Sets *fence to the hold's fencing token (stores with LKC_CAP_FENCING; the hold
+	 * is exclusive): greater than every token handed out before for the resource.
+	 */
+	lkc_rc (*fence)(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err);
 } lkc_store_ops;
 
 /* Every store starts with this. */
@@ -163,6 +168,10 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
 lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
 lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err);
+/* The fencing token of an exclusive hold; LKC_ERR_UNSUPPORTED when the store has none. */
+lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err);
+/* Makes hold stand for an exclusive hold taken elsewhere under owner (a token of LKC_TOKEN_LEN hex digits). */
+lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *err);
 /* Whether the hold was taken by another process (we are a forked child). */
 int lkc_hold_foreign(const lkc_hold *hold);
 /* Drops a hold of a parent process locally, leaving the parent's hold alone. */

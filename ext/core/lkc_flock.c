@@ -807,6 +807,103 @@ static lkc_rc lkc_flock_is_locked(lkc_store *store, const char *resource, size_t
 }
 
 /* Breaks every holder of the resource by putting a fresh file at its name. */
+/*
+ * The fencing counter lives at the start of the lock file as decimal text. It
+ * is bumped the first time a hold asks for its token, which keeps the cycle of
+ * holds that never ask at four system calls: tokens that were handed out still
+ * strictly increase, since only an exclusive holder writes the counter.
+ */
+#define LKC_FLOCK_FENCE_BYTES 24
+
+/* Reads the counter of the lock file fd: 0 for an empty or unreadable file, -1 with err filled on failure. */
+static int64_t lkc_flock_read_counter(const lkc_flock_store *s, int fd, const char *name, lkc_err *err)
+{
+	char buf[LKC_FLOCK_FENCE_BYTES + 1];
+	ssize_t n;
+	int64_t value = 0;
+
+	do {
+		n = pread(fd, buf, LKC_FLOCK_FENCE_BYTES, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		lkc_flock_file_error(s, "read", name, errno, err);
+		return -1;
+	}
+	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		if (value > (INT64_MAX - 9) / 10) {
+			break;
+		}
+		value = value * 10 + (buf[i] - '0');
+	}
+	return value;
+}
+
+/* Writes counter value to the lock file fd. */
+static lkc_rc lkc_flock_write_counter(const lkc_flock_store *s, int fd, const char *name, int64_t value, lkc_err *err)
+{
+	char buf[LKC_FLOCK_FENCE_BYTES + 1];
+	int len = snprintf(buf, sizeof(buf), "%020lld\n", (long long) value);
+	ssize_t n;
+
+	do {
+		n = pwrite(fd, buf, (size_t) len, 0);
+	} while (n < 0 && errno == EINTR);
+	if (n != len) {
+		return lkc_flock_file_error(s, "write the fencing counter of", name, n < 0 ? errno : EIO, err);
+	}
+	return LKC_OK;
+}
+
+/* Bumps the counter in the held lock file and hands out its new value. */
+static lkc_rc lkc_flock_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	int64_t value;
+
+	if (hold->fd < 0) {
+		return lkc_err_set(err, LKC_ERR_STATE, "flock: the lock is not held");
+	}
+	value = lkc_flock_read_counter(s, hold->fd, hold->path, err);
+	if (value < 0) {
+		return err->code;
+	}
+	if (value == INT64_MAX) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: the fencing counter of %s/%s is exhausted", s->dir, hold->path);
+	}
+	if (lkc_flock_write_counter(s, hold->fd, hold->path, value + 1, err) != LKC_OK) {
+		return err->code;
+	}
+	*fence = value + 1;
+	return LKC_OK;
+}
+
+/* How far a replaced file's counter jumps ahead, past tokens a broken holder may still take from the old file. */
+#define LKC_FLOCK_FENCE_MARGIN 1024
+
+/* Copies the fencing counter of the file at name into the new file fd, plus the margin. */
+static lkc_rc lkc_flock_carry_counter(const lkc_flock_store *s, const char *name, int fd, lkc_err *err)
+{
+	int missing;
+	int old = lkc_flock_open_existing(s, name, &missing, err);
+	int64_t value;
+
+	if (old < 0) {
+		/* Nothing at the name, or something that is no lock file of ours (a planted link): no counter to carry. */
+		(void) missing;
+		lkc_err_clear(err);
+		return LKC_OK;
+	}
+	value = lkc_flock_read_counter(s, old, name, err);
+	close(old);
+	if (value < 0) {
+		return err->code;
+	}
+	if (value == 0) {
+		return LKC_OK;
+	}
+	return lkc_flock_write_counter(s, fd, name, value > INT64_MAX - LKC_FLOCK_FENCE_MARGIN ? INT64_MAX : value + LKC_FLOCK_FENCE_MARGIN, err);
+}
+
 static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
@@ -838,6 +935,12 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 	fd = openat(s->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
 	if (fd < 0) {
 		lkc_flock_file_error(s, "create", tmp, errno, err);
+		free(name);
+		return err->code;
+	}
+	if (lkc_flock_carry_counter(s, name, fd, err) != LKC_OK) {
+		close(fd);
+		unlinkat(s->dirfd, tmp, 0);
 		free(name);
 		return err->code;
 	}
@@ -883,6 +986,7 @@ static void lkc_flock_destroy(lkc_store *store)
 static const lkc_store_ops lkc_flock_ops = {
 	.name = "flock",
 	.caps = LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
+	.fence = lkc_flock_fence,
 	.acquire = lkc_flock_acquire,
 	.release = lkc_flock_release,
 	.refresh = lkc_flock_refresh,

@@ -1036,10 +1036,52 @@ static void host_interrupts_wait(void)
 	rm_rf(dir);
 }
 
+static void fencing_tokens_increase(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	int64_t t1 = -1, t2 = -1, t3 = -1, again = -1;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "fenced");
+	init_hold(&b, "fenced");
+	lkc_err_clear(&err);
+	/* Not held: no token. */
+	CHECK_RC(lkc_fence(store, &a, &t1, &err), LKC_ERR_STATE, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &t1, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &again, &err), LKC_OK, &err);
+	CHECK(t1 >= 1 && again == t1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* A hold that never asks leaves the counter alone; the next one that asks gets more. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &b, &t2, &err), LKC_OK, &err);
+	CHECK(t2 > t1);
+	/* A forced release carries the counter to the new file, ahead of the broken holder. */
+	CHECK_RC(store->ops->force_release(store, "fenced", 6, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &t3, &err), LKC_OK, &err);
+	CHECK(t3 > t2 + 1);
+	/* Shared holds have none. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &again, &err), LKC_ERR_STATE, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
 TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_holds_conflict_in_process),
 	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
 	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
 	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
 	T(holds_convert), T(host_interrupts_wait), T(descriptor_is_kept_across_holds),
 	T(release_wakes_waiter_without_close), T(downgrade_wakes_readers), T(force_release_while_kept_reopens),
-	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared))
+	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase))
