@@ -2,6 +2,49 @@
  * The Redis store: a resource's lock is one key holding the owner token, with
  * a TTL. Scripts compare the token before they delete or extend, so a hold
  * that expired and was taken by somebody else is never touched.
+ *
+ * Waiting. Every key of a resource shares its braced hash tag (lkc_rs_key), so
+ * one script may touch them all, also on a cluster:
+ *   P{R}            the lock: the holder's token
+ *   P{R}:q          the queue: a LIST of waiters' tokens in arrival order
+ *   P{R}:qd         a HASH token -> "deadline:ttl": the waiter's liveness
+ *                   deadline (ms of the server's TIME) and the TTL it asked for
+ *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
+ *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
+ * A single attempt is a plain SET NX and never touches the queue. A waiter
+ * runs the wait script (take the lock if it is ours or free, else join the
+ * queue and learn how long to sleep), then sleeps in BLPOP on its wake list
+ * for at most the holder's PTTL (and LKC_RS_WAIT_CAP), so a holder that dies
+ * is taken over when its TTL runs out and a lost wake-up costs at most that
+ * bound. It blocks its own connection: no second connection, and no command
+ * at all beyond the release script's one LLEN while nobody waits.
+ *
+ * Wake messages: "y<ms>" the lock was handed to you at server time ms (fair
+ * mode); "w" watch that hand-off (below); "c" check again now; "f" the lock
+ * is free (unfair mode).
+ *
+ * Fair mode (the default): whoever frees the lock (release, force_release, or
+ * a waiter that finds it free) hands it in the same script to the first live
+ * waiter H: SET lock H with H's own TTL and push "y" to H, whose BLPOP reply
+ * is then its acquisition, without a further round trip. A newcomer thus
+ * finds the lock taken while others wait. A waiter blocked in BLPOP pops the
+ * "y" at once, so a "y" still unread after LKC_RS_GRACE means H died (or
+ * stalled that long outside its sleep): the watcher, told by a "w", sleeps
+ * the grace and then breaks the lock and hands it on. One watcher serves
+ * every hand-off of its watch, so a busy queue does not wake a second
+ * process per hand-off. A waiter that died therefore costs the others
+ * LKC_RS_GRACE (and a round trip) when it reaches the head, and nothing once
+ * its liveness deadline has passed (it is dropped unseen); should the watcher
+ * die too, the others' own sleeps bound it by LKC_RS_WAIT_CAP. A newcomer
+ * can still slip in while the lock is free with waiters queued: only until
+ * they see a holder's TTL run out, or a dead waiter's grace end.
+ *
+ * Unfair mode (fair = 0): release deletes the lock and wakes the first live
+ * waiter, which takes the lock if it is still free (leaving the queue) and
+ * stays queued otherwise; a newcomer's SET NX may win. A waiter that died at
+ * the head costs the others at most LKC_RS_WAIT_CAP there, since each waiter
+ * takes a free lock when its own sleep ends. Stores of both modes may share a
+ * resource safely; only the order is then not promised.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -28,38 +71,255 @@
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
 
-/* Longest back-off between two attempts of a waiting acquire, in milliseconds. */
-#define LKC_RS_BACKOFF_MAX 16
 /* Idle persistent connections kept per process; more are closed. */
 #define LKC_RS_POOL_MAX 64
+/* How long a waiter handed the lock has to pick it up (ms): what a waiter that died costs the others. */
+#define LKC_RS_GRACE 200
+/* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
+#define LKC_RS_WAIT_CAP 2000
+/* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
+#define LKC_RS_SLACK 500
+/* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
+#define LKC_RS_WAKE_TTL 10000
 
 /*
- * KEYS[1] the lock key; ARGV[1] our owner token; ARGV[2] a delay in ms, "0"
- * to delete now. Returns 1 when it was ours, 0 when absent, -1 when another
- * owner has it.
+ * Shared by every script: KEYS[1] the lock, KEYS[2] the queue, KEYS[3] the
+ * deadlines, KEYS[4] the watcher (when the script hands the lock on). A
+ * waiter's wake list is not among the KEYS (its name comes from the queue),
+ * but it shares the lock's hash tag and so its slot.
  */
-static const char lkc_rs_release_lua[] =
-	"local v = redis.call('GET', KEYS[1])\n"
-	"if not v then return 0 end\n"
+#define LKC_RS_LUA_QUEUE \
+	"local lock, q, qd, ws = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n" \
+	"local function now_ms()\n" \
+	"\tlocal t = redis.call('TIME')\n" \
+	"\treturn tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
+	"end\n" \
+	"local function wake(token, why)\n" \
+	"\tlocal w = lock .. ':w:' .. token\n" \
+	"\tredis.call('RPUSH', w, why)\n" \
+	"\tredis.call('PEXPIRE', w, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"end\n" \
+	"local function wake_head()\n" \
+	"\tlocal h = redis.call('LINDEX', q, 0)\n" \
+	"\tif h then wake(h, 'c') end\n" \
+	"end\n" \
+	/* A waiter's liveness deadline (nil when gone or malformed) and the TTL it asked for. */ \
+	"local function entry(h)\n" \
+	"\tlocal d, ttl = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*)$')\n" \
+	"\treturn tonumber(d), ttl\n" \
+	"end\n" \
+	/* The first waiter whose liveness deadline is still ahead, and its TTL; the dead before it are dropped. */ \
+	"local function live_head(now)\n" \
+	"\twhile true do\n" \
+	"\t\tlocal h = redis.call('LINDEX', q, 0)\n" \
+	"\t\tif not h then return nil end\n" \
+	"\t\tlocal d, ttl = entry(h)\n" \
+	"\t\tif d and d >= now then return h, ttl end\n" \
+	"\t\tredis.call('LPOP', q)\n" \
+	"\t\tredis.call('HDEL', qd, h)\n" \
+	"\t\tredis.call('DEL', lock .. ':w:' .. h)\n" \
+	"\tend\n" \
+	"end\n" \
+	/*
+	 * Hands the free lock to the live head h with its TTL. Unless a waiter
+	 * already watches hand-offs, one is told to: the tail, as the last to be
+	 * served it watches longest, or else the head.
+	 */ \
+	"local function give(h, ttl, now)\n" \
+	"\tredis.call('LPOP', q)\n" \
+	"\tredis.call('HDEL', qd, h)\n" \
+	"\tif ttl == '' then\n" \
+	"\t\tredis.call('SET', lock, h)\n" \
+	"\telse\n" \
+	"\t\tredis.call('SET', lock, h, 'PX', ttl)\n" \
+	"\tend\n" \
+	"\twake(h, string.format('y%.0f', now))\n" \
+	"\tlocal w = redis.call('GET', ws)\n" \
+	"\tif w and w ~= h then return end\n" \
+	"\tlocal n = redis.call('LINDEX', q, -1)\n" \
+	"\tlocal d = n and entry(n)\n" \
+	"\tif not d or d < now then n = live_head(now) end\n" \
+	"\tif n then\n" \
+	"\t\twake(n, 'w')\n" \
+	"\t\tredis.call('SET', ws, n, 'PX', " LKC_RS_STR(LKC_RS_GRACE) " * 2)\n" \
+	"\telseif w then\n" \
+	"\t\tredis.call('DEL', ws)\n" \
+	"\tend\n" \
+	"end\n" \
+	/* The lock was just freed: fair, give it to the first live waiter; unfair, wake that waiter. */ \
+	"local function hand_off(fair)\n" \
+	"\tif redis.call('LLEN', q) == 0 then return end\n" \
+	"\tlocal now = now_ms()\n" \
+	"\tlocal h, ttl = live_head(now)\n" \
+	"\tif not h then return end\n" \
+	"\tif fair == '1' then give(h, ttl, now) else wake(h, 'f') end\n" \
+	"end\n"
+
+/*
+ * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to delete now;
+ * ARGV[3] "1" fair. Returns 1 when it was ours, 0 when absent, -1 when
+ * another owner has it. Deleting hands the lock to the waiters; a delay
+ * wakes the head, so it sleeps until the new end rather than its old bound.
+ */
+static const char lkc_rs_release_lua[] = LKC_RS_LUA_QUEUE
+	"local v = redis.call('GET', lock)\n"
+	"if not v then\n"
+	"\thand_off(ARGV[3])\n"
+	"\treturn 0\n"
+	"end\n"
 	"if v ~= ARGV[1] then return -1 end\n"
 	"if ARGV[2] ~= '0' then\n"
-	"\tredis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+	"\tredis.call('PEXPIRE', lock, ARGV[2])\n"
+	"\twake_head()\n"
 	"else\n"
-	"\tredis.call('DEL', KEYS[1])\n"
+	"\tredis.call('DEL', lock)\n"
+	"\thand_off(ARGV[3])\n"
 	"end\n"
 	"return 1\n";
 
-/* As the release script, with ARGV[2] the new TTL in ms, or "" for none. */
-static const char lkc_rs_refresh_lua[] =
-	"local v = redis.call('GET', KEYS[1])\n"
+/*
+ * As the release script, with ARGV[2] the new TTL in ms, or "" for none.
+ * Waiters sleep at most the TTL they last saw, so a shorter one wakes the head.
+ */
+static const char lkc_rs_refresh_lua[] = LKC_RS_LUA_QUEUE
+	"local v = redis.call('GET', lock)\n"
 	"if not v then return 0 end\n"
 	"if v ~= ARGV[1] then return -1 end\n"
 	"if ARGV[2] == '' then\n"
-	"\tredis.call('PERSIST', KEYS[1])\n"
+	"\tredis.call('PERSIST', lock)\n"
 	"else\n"
-	"\tredis.call('PEXPIRE', KEYS[1], ARGV[2])\n"
+	"\tlocal left = redis.call('PTTL', lock)\n"
+	"\tredis.call('PEXPIRE', lock, ARGV[2])\n"
+	"\tif left < 0 or left > tonumber(ARGV[2]) then wake_head() end\n"
 	"end\n"
 	"return 1\n";
+
+/*
+ * ARGV[1] "1" fair. Deletes the lock whoever holds it, withdraws a hand-off
+ * not yet picked up (its "y" would otherwise still read as the lock), and
+ * hands the lock to the waiters; returns how many lock keys went.
+ */
+static const char lkc_rs_force_lua[] = LKC_RS_LUA_QUEUE
+	"local v = redis.call('GET', lock)\n"
+	"if not v then\n"
+	"\thand_off(ARGV[1])\n"
+	"\treturn 0\n"
+	"end\n"
+	"redis.call('DEL', lock, lock .. ':w:' .. v)\n"
+	"hand_off(ARGV[1])\n"
+	"return 1\n";
+
+/*
+ * One step of a waiting acquire. KEYS[5] our wake list; ARGV[1] our token,
+ * ARGV[2] our TTL in ms ("" none), ARGV[3] "1" fair, ARGV[4] how long our
+ * liveness deadline lasts (ms), ARGV[5] what to do:
+ *   "q" take the lock if it is ours (handed to us) or free (fair: and we are
+ *       the first live waiter), else join the queue (once) and renew our
+ *       deadline;
+ *   "l" (the wait is over) take it as "q" would, else leave the queue;
+ *   "i" (interrupted) leave the queue, and if the lock was handed to us,
+ *       hand it on as a release would.
+ * Returns {1} taken, {0} left, or {0, ms} queued: how long to sleep at most
+ * (the holder's PTTL, less while we watch a hand-off; -1 no bound).
+ * A hand-off to v not picked up within the grace means v died: the lock is
+ * broken and handed on. Only the watcher sleeps short to see that; it stays
+ * the watcher while such a hand-off is pending, and any waiter that finds
+ * one unwatched becomes it. Running a step twice is harmless, so an
+ * ambiguous failure is settled by sending it again. A fencing counter
+ * belongs in take() and give().
+ */
+static const char lkc_rs_wait_lua[] = LKC_RS_LUA_QUEUE
+	"local me, ttl, fair, how = ARGV[1], ARGV[2], ARGV[3], ARGV[5]\n"
+	"local function leave()\n"
+	"\tlocal first = redis.call('LINDEX', q, 0) == me\n"
+	"\tredis.call('LREM', q, 0, me)\n"
+	"\tredis.call('HDEL', qd, me)\n"
+	"\tredis.call('DEL', KEYS[5])\n"
+	"\tif redis.call('GET', ws) == me then\n"
+	"\t\tredis.call('DEL', ws)\n"
+	"\t\tfirst = true\n"
+	"\tend\n"
+	/* Whoever is head now looks again: it may be the one to take the lock, or to watch a hand-off now. */
+	"\tif first then wake_head() end\n"
+	"end\n"
+	"local function take()\n"
+	"\tif ttl == '' then\n"
+	"\t\tredis.call('SET', lock, me)\n"
+	"\telse\n"
+	"\t\tredis.call('SET', lock, me, 'PX', ttl)\n"
+	"\tend\n"
+	"\tleave()\n"
+	"\treturn {1}\n"
+	"end\n"
+	"local v = redis.call('GET', lock)\n"
+	"if how == 'i' then\n"
+	"\tleave()\n"
+	"\tif v == me then\n"
+	"\t\tredis.call('DEL', lock)\n"
+	"\t\thand_off(fair)\n"
+	"\tend\n"
+	"\treturn {0}\n"
+	"end\n"
+	"if v == me then return take() end\n"
+	"local now, bound = now_ms(), nil\n"
+	"if v then\n"
+	"\tlocal m = redis.call('LINDEX', lock .. ':w:' .. v, -1)\n"
+	"\tif m and string.sub(m, 1, 1) == 'y' then\n"
+	"\t\tlocal age = now - tonumber(string.sub(m, 2))\n"
+	"\t\tif age >= " LKC_RS_STR(LKC_RS_GRACE) " then\n"
+	"\t\t\tredis.call('DEL', lock, lock .. ':w:' .. v)\n"
+	"\t\t\tv = false\n"
+	"\t\telse\n"
+	"\t\t\tbound = " LKC_RS_STR(LKC_RS_GRACE) " - age\n"
+	"\t\tend\n"
+	"\tend\n"
+	"end\n"
+	"if not v then\n"
+	"\tlocal h, hl = nil, nil\n"
+	"\tif fair == '1' then h, hl = live_head(now) end\n"
+	"\tif not h or h == me then return take() end\n"
+	"\tgive(h, hl, now)\n"
+	"\tbound = " LKC_RS_STR(LKC_RS_GRACE) "\n"
+	"end\n"
+	"if how == 'l' then\n"
+	"\tleave()\n"
+	"\treturn {0}\n"
+	"end\n"
+	"local stay = tonumber(ARGV[4])\n"
+	"if redis.call('HEXISTS', qd, me) == 0 then redis.call('RPUSH', q, me) end\n"
+	"redis.call('HSET', qd, me, string.format('%.0f:%s', now + stay, ttl))\n"
+	/* The queue outlives every live waiter's deadline, and vanishes when all of them died. */
+	"if redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
+	"if redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
+	/* What was pushed to us before this step is settled by it: the lock was not ours. */
+	"redis.call('DEL', KEYS[5])\n"
+	"local w = redis.call('GET', ws)\n"
+	"if bound and (not w or w == me) then\n"
+	"\tredis.call('SET', ws, me, 'PX', bound + " LKC_RS_STR(LKC_RS_GRACE) ")\n"
+	"else\n"
+	"\tif w == me then redis.call('DEL', ws) end\n"
+	"\tbound = nil\n"
+	"end\n"
+	"local left = redis.call('PTTL', lock)\n"
+	"if bound and (left < 0 or bound < left) then left = bound end\n"
+	"return {0, left}\n";
+
+/* A script and the SHA-1 Redis names it by in its cache. */
+typedef struct {
+	const char *name;
+	const char *body;
+	char sha[41];
+} lkc_rs_lua;
+
+enum { LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_FORCE, LKC_RS_WAIT, LKC_RS_NSCRIPTS };
+
+static lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
+	[LKC_RS_RELEASE] = { "release", lkc_rs_release_lua, "" },
+	[LKC_RS_REFRESH] = { "refresh", lkc_rs_refresh_lua, "" },
+	[LKC_RS_FORCE] = { "force release", lkc_rs_force_lua, "" },
+	[LKC_RS_WAIT] = { "wait", lkc_rs_wait_lua, "" },
+};
+static pthread_once_t lkc_rs_scripts_once = PTHREAD_ONCE_INIT;
 
 typedef struct {
 	lkc_store base;
@@ -67,11 +327,10 @@ typedef struct {
 	char *endpoint;          /* "host:port" or the socket path, for messages */
 	char *pool_key;          /* what a pooled connection must match to be reused */
 	size_t pool_key_len;
-	char release_sha[41];
-	char refresh_sha[41];
 	redisContext *ctx;       /* NULL until first use and after an I/O error */
 	pid_t ctx_pid;           /* the process that made ctx */
 	int interrupted;         /* a signal the host wants handled arrived during I/O */
+	int abortable;           /* the current exchange is a sleep that such a signal ends */
 } lkc_rs_store;
 
 /* The budget of one store operation. */
@@ -400,8 +659,9 @@ void lkc_redis_pool_shutdown(void)
 
 /*
  * Waits until fd is ready for events or the deadline passes: 1 ready, 0 timed
- * out, -1 failed (errno). A signal does not end the wait, but one the host
- * wants handled is remembered for the waiting acquire.
+ * out, -1 failed (errno), -2 interrupted. A signal the host wants handled is
+ * remembered for the waiting acquire; it ends the wait only in an abortable
+ * exchange (a waiter's sleep), any other one is short and runs to its end.
  */
 static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadline)
 {
@@ -423,6 +683,9 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 			}
 			if (lkc_interrupted()) {
 				s->interrupted = 1;
+			}
+			if (s->interrupted && s->abortable) {
+				return -2;
 			}
 		}
 	}
@@ -519,6 +782,13 @@ static void lkc_rs_free_replies(redisReply **replies, int n)
 	}
 }
 
+/* Ends an exchange that an interrupt cut short: the connection is mid-command, so it goes. */
+static lkc_rc lkc_rs_io_interrupted(lkc_rs_store *s, lkc_err *err)
+{
+	lkc_rs_discard(s);
+	return lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the lock was interrupted");
+}
+
 /*
  * Sends n commands in one write on the current connection and reads their n
  * replies, all before the operation's deadline. Any failure drops the
@@ -553,6 +823,9 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			break;
 		}
 		w = lkc_rs_wait_fd(s, ctx->fd, POLLOUT, op->deadline);
+		if (w == -2) {
+			return lkc_rs_io_interrupted(s, err);
+		}
 		if (w <= 0) {
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
@@ -569,6 +842,10 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			continue;
 		}
 		w = lkc_rs_wait_fd(s, ctx->fd, POLLIN, op->deadline);
+		if (w == -2) {
+			lkc_rs_free_replies(replies, got);
+			return lkc_rs_io_interrupted(s, err);
+		}
 		if (w <= 0 || redisBufferRead(ctx) != REDIS_OK) {
 			int errnum = errno;
 
@@ -773,39 +1050,122 @@ static lkc_rc lkc_rs_owner_state(lkc_rs_store *s, lkc_rs_op *op, const char *key
 	return rc;
 }
 
-/*
- * Runs a script with one key and two arguments by its SHA-1, loading it with
- * EVAL when the server's script cache does not have it (restart, SCRIPT FLUSH).
- */
-static lkc_rc lkc_rs_script(lkc_rs_store *s, lkc_rs_op *op, const char *name, const char *body,
-	const char *sha, const char *key, size_t key_len, const char *arg1, const char *arg2,
-	long long *result, lkc_err *err)
+/* Names every script by the SHA-1 of its body, once per process. */
+static void lkc_rs_scripts_init(void)
 {
-	const char *argv[6] = { "EVALSHA", sha, "1", key, arg1, arg2 };
-	size_t lens[6] = { 7, 40, 1, key_len, strlen(arg1), strlen(arg2) };
-	lkc_rs_cmd cmd = { 6, argv, lens };
-	redisReply *reply;
-	lkc_rc rc = lkc_rs_send(s, op, &cmd, 1, &reply, err);
+	for (int i = 0; i < LKC_RS_NSCRIPTS; i++) {
+		lkc_rs_sha1_hex(lkc_rs_scripts[i].body, strlen(lkc_rs_scripts[i].body), lkc_rs_scripts[i].sha);
+	}
+}
 
+/* The keys of one resource, in the order the scripts read them as KEYS. */
+enum { LKC_RS_K_LOCK, LKC_RS_K_QUEUE, LKC_RS_K_DEADLINES, LKC_RS_K_WATCHER, LKC_RS_K_WAKE, LKC_RS_NKEYS };
+
+typedef struct {
+	char *name[LKC_RS_NKEYS];
+	size_t len[LKC_RS_NKEYS];
+} lkc_rs_keys;
+
+/* Frees what lkc_rs_keys_make built. */
+static void lkc_rs_keys_free(lkc_rs_keys *keys)
+{
+	for (int i = 0; i < LKC_RS_NKEYS; i++) {
+		free(keys->name[i]);
+		keys->name[i] = NULL;
+	}
+}
+
+/* Builds the first n keys of a resource (the wake list is owner's); 0, or -1 when out of memory. */
+static int lkc_rs_keys_make(const lkc_rs_store *s, const char *resource, size_t len, const char *owner,
+	int n, lkc_rs_keys *keys)
+{
+	char wake[LKC_TOKEN_LEN + 4];
+	const char *suffix[LKC_RS_NKEYS] = { "", ":q", ":qd", ":ws", wake };
+
+	memset(keys, 0, sizeof(*keys));
+	if (n > LKC_RS_K_WAKE) {
+		snprintf(wake, sizeof(wake), ":w:%s", owner);
+	}
+	for (int i = 0; i < n; i++) {
+		keys->name[i] = lkc_rs_key(s, resource, len, suffix[i], &keys->len[i]);
+		if (keys->name[i] == NULL) {
+			lkc_rs_keys_free(keys);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Runs a script on the first nkeys keys with nargs arguments, by its SHA-1,
+ * loading it with EVAL when the server's script cache does not have it
+ * (restart, SCRIPT FLUSH). *reply is the caller's to free.
+ */
+static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const lkc_rs_keys *keys, int nkeys,
+	const char *const *args, int nargs, redisReply **reply, lkc_err *err)
+{
+	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
+	const char *argv[3 + LKC_RS_NKEYS + 8];
+	size_t lens[3 + LKC_RS_NKEYS + 8];
+	char nkeys_s[12];
+	lkc_rs_cmd cmd = { 0, argv, lens };
+	lkc_rc rc;
+
+	snprintf(nkeys_s, sizeof(nkeys_s), "%d", nkeys);
+	argv[0] = "EVALSHA";
+	lens[0] = 7;
+	argv[1] = lua->sha;
+	lens[1] = 40;
+	argv[2] = nkeys_s;
+	lens[2] = strlen(nkeys_s);
+	cmd.argc = 3;
+	for (int i = 0; i < nkeys; i++, cmd.argc++) {
+		argv[cmd.argc] = keys->name[i];
+		lens[cmd.argc] = keys->len[i];
+	}
+	for (int i = 0; i < nargs; i++, cmd.argc++) {
+		argv[cmd.argc] = args[i];
+		lens[cmd.argc] = strlen(args[i]);
+	}
+	rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
 	if (rc != LKC_OK) {
 		return rc;
 	}
-	if (reply->type == REDIS_REPLY_ERROR && reply->len >= 8 && memcmp(reply->str, "NOSCRIPT", 8) == 0) {
+	if ((*reply)->type == REDIS_REPLY_ERROR && (*reply)->len >= 8 && memcmp((*reply)->str, "NOSCRIPT", 8) == 0) {
 		/* The server refused before running anything, so sending the body is not a second run. */
-		freeReplyObject(reply);
+		freeReplyObject(*reply);
+		*reply = NULL;
 		argv[0] = "EVAL";
 		lens[0] = 4;
-		argv[1] = body;
-		lens[1] = strlen(body);
-		rc = lkc_rs_send(s, op, &cmd, 1, &reply, err);
+		argv[1] = lua->body;
+		lens[1] = strlen(lua->body);
+		rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
 		if (rc != LKC_OK) {
 			return rc;
 		}
 	}
+	if ((*reply)->type == REDIS_REPLY_ERROR) {
+		rc = lkc_rs_unexpected(s, lua->name, *reply, err);
+		freeReplyObject(*reply);
+		*reply = NULL;
+	}
+	return rc;
+}
+
+/* As lkc_rs_eval, for a script that answers an integer. */
+static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const lkc_rs_keys *keys, int nkeys,
+	const char *const *args, int nargs, long long *result, lkc_err *err)
+{
+	redisReply *reply;
+	lkc_rc rc = lkc_rs_eval(s, op, script, keys, nkeys, args, nargs, &reply, err);
+
+	if (rc != LKC_OK) {
+		return rc;
+	}
 	if (reply->type == REDIS_REPLY_INTEGER) {
 		*result = reply->integer;
 	} else {
-		rc = lkc_rs_unexpected(s, name, reply, err);
+		rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, reply, err);
 	}
 	freeReplyObject(reply);
 	return rc;
@@ -826,36 +1186,27 @@ static lkc_rc lkc_rs_script_result(const lkc_rs_store *s, const char *what, long
 	return lkc_rs_fail(s, err, LKC_ERR_PROTOCOL, "unexpected answer %lld from the %s script", result, what);
 }
 
-/*
- * One attempt at taking the lock: SET NX, with PTTL in the same round trip so
- * that a waiter knows how long the holder may keep it. *pttl is the holder's
- * remaining TTL when busy: > 0 ms, -1 none, -2 gone since, 0 unknown.
- */
-static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const char *key, size_t key_len,
-	int64_t ttl_ms, int waiting, int64_t *pttl, lkc_err *err)
+/* One attempt at taking the lock: a plain SET NX, whether or not the caller goes on to wait. */
+static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
+	int64_t ttl_ms, lkc_err *err)
 {
+	const char *key = keys->name[LKC_RS_K_LOCK];
+	size_t key_len = keys->len[LKC_RS_K_LOCK];
 	char ttl[24];
-	const char *set_argv[6] = { "SET", key, hold->owner, "NX", "PX", ttl };
-	size_t set_lens[6] = { 3, key_len, LKC_TOKEN_LEN, 2, 2, 0 };
-	const char *pttl_argv[2] = { "PTTL", key };
-	size_t pttl_lens[2] = { 4, key_len };
-	lkc_rs_cmd cmds[2] = {
-		{ ttl_ms == LKC_TTL_NONE ? 4 : 6, set_argv, set_lens },
-		{ 2, pttl_argv, pttl_lens },
-	};
-	redisReply *replies[2];
+	const char *argv[6] = { "SET", key, hold->owner, "NX", "PX", ttl };
+	size_t lens[6] = { 3, key_len, LKC_TOKEN_LEN, 2, 2, 0 };
+	lkc_rs_cmd cmd = { ttl_ms == LKC_TTL_NONE ? 4 : 6, argv, lens };
+	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
 
 	snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
-	set_lens[5] = strlen(ttl);
-	*pttl = 0;
+	lens[5] = strlen(ttl);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		int state;
 
-		/* Only a waiter needs the holder's TTL; a single attempt sends SET alone. */
-		rc = lkc_rs_send(s, &op, cmds, waiting ? 2 : 1, replies, err);
+		rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -876,87 +1227,226 @@ static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const ch
 		}
 		/* Nobody holds it, so our SET did not take effect and sending it again is safe. */
 	}
-	if (lkc_rs_is_ok(replies[0])) {
+	if (lkc_rs_is_ok(reply)) {
 		rc = LKC_OK;
-	} else if (replies[0]->type == REDIS_REPLY_NIL) {
+	} else if (reply->type == REDIS_REPLY_NIL) {
 		rc = LKC_BUSY;
-		if (waiting && replies[1]->type == REDIS_REPLY_INTEGER) {
-			*pttl = replies[1]->integer;
-		}
 	} else {
-		rc = lkc_rs_unexpected(s, "SET", replies[0], err);
+		rc = lkc_rs_unexpected(s, "SET", reply, err);
 	}
-	lkc_rs_free_replies(replies, waiting ? 2 : 1);
+	freeReplyObject(reply);
 	return rc;
 }
 
-/* Sleeps ms milliseconds; returns -1 when a signal cut the sleep short. */
-static int lkc_rs_nap(int64_t ms)
+/*
+ * Runs one step of the wait script (how: "q", "l" or "i", see there). Sets
+ * *taken, and *bound to the longest sleep before the next step when queued
+ * (ms, -1 none).
+ */
+static lkc_rc lkc_rs_wait_step(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
+	int64_t ttl_ms, const char *how, int *taken, int64_t *bound, lkc_err *err)
 {
-	return poll(NULL, 0, (int) ms) < 0 && errno == EINTR ? -1 : 0;
+	char ttl[24] = "", stay[24];
+	const char *args[5] = { hold->owner, ttl, s->cfg.fair ? "1" : "0", stay, how };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (ttl_ms != LKC_TTL_NONE) {
+		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
+	}
+	/* A live waiter runs the script again within one sleep, two I/O timeouts and a margin. */
+	snprintf(stay, sizeof(stay), "%lld", (long long) (LKC_RS_WAIT_CAP + 2 * s->cfg.timeout_ms + LKC_RS_SLACK));
+	*taken = 0;
+	*bound = -1;
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		rc = lkc_rs_eval(s, &op, LKC_RS_WAIT, keys, LKC_RS_NKEYS, args, 5, &reply, err);
+		if (rc == LKC_OK) {
+			break;
+		}
+		/* Running the step twice ends as running it once, so one that may have run is simply sent again. */
+		if (!lkc_rs_may_recover(&op, rc)) {
+			return rc;
+		}
+		op.recovered = 1;
+	}
+	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 2
+		|| reply->element[0]->type != REDIS_REPLY_INTEGER
+		|| (reply->elements == 2 && reply->element[1]->type != REDIS_REPLY_INTEGER)) {
+		rc = lkc_rs_unexpected(s, "the wait script", reply, err);
+	} else {
+		*taken = reply->element[0]->integer == 1;
+		if (reply->elements == 2) {
+			*bound = reply->element[1]->integer;
+		}
+	}
+	freeReplyObject(reply);
+	return rc;
 }
 
-/* Takes the lock with SET NX, retrying with a short back-off while the wait allows. */
+/*
+ * Sleeps in BLPOP on our wake list for at most ms; *why is the first byte of
+ * the message that woke us, 0 when none came. A signal the host wants
+ * handled ends the sleep (LKC_INTERRUPTED) and drops the connection, which
+ * is blocked mid-command.
+ */
+static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_keys *keys, int64_t ms, char *why, lkc_err *err)
+{
+	char secs[32];
+	const char *argv[3] = { "BLPOP", keys->name[LKC_RS_K_WAKE], secs };
+	size_t lens[3] = { 5, keys->len[LKC_RS_K_WAKE], 0 };
+	lkc_rs_cmd cmd = { 3, argv, lens };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	*why = 0;
+	/* Redis 6 and later take fractions of a second; 0 would mean forever, so a sleep lasts 1 ms at least. */
+	if (ms < 1) {
+		ms = 1;
+	}
+	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ms / 1000), (long long) (ms % 1000));
+	lens[2] = strlen(secs);
+	op.deadline = lkc_rs_deadline(ms + s->cfg.timeout_ms);
+	op.sent = 0;
+	op.recovered = 0;
+	s->abortable = 1;
+	rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
+	s->abortable = 0;
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING
+		&& reply->element[1]->len > 0) {
+		*why = reply->element[1]->str[0];
+	} else if (reply->type != REDIS_REPLY_NIL) {
+		rc = lkc_rs_unexpected(s, "BLPOP", reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+/*
+ * Ends an interrupted wait: leaves the queue and hands on a lock handed to
+ * us meanwhile. Best effort: when the server cannot be reached, our entry
+ * dies with its liveness deadline and a lock handed to us with its grace.
+ */
+static lkc_rc lkc_rs_wait_interrupted(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
+	int64_t ttl_ms, int queued, lkc_err *err)
+{
+	if (queued) {
+		lkc_err ignored;
+		int64_t bound;
+		int taken;
+
+		lkc_rs_wait_step(s, hold, keys, ttl_ms, "i", &taken, &bound, &ignored);
+	}
+	return lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the lock was interrupted");
+}
+
+/*
+ * Waits for the lock after a failed attempt: queue, sleep until woken or the
+ * holder's TTL runs out, try again. LKC_OK, LKC_BUSY when wait_ms ran out,
+ * LKC_INTERRUPTED, or an error; neither of the last two leaves an entry
+ * behind when the server can still be reached.
+ */
+static lkc_rc lkc_rs_wait(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	uint64_t deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
+	const char *how = "q";
+	int queued = 0, step = 1, failed_sleep = 0;
+	int64_t nap = 0;
+
+	for (;;) {
+		int64_t left;
+		char why;
+		lkc_rc rc;
+
+		/* Also asked without a signal: one that came between two system calls ended none of them. */
+		if (s->interrupted || lkc_interrupted()) {
+			return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+		}
+		if (step) {
+			int64_t bound;
+			int taken;
+
+			rc = lkc_rs_wait_step(s, hold, keys, ttl_ms, how, &taken, &bound, err);
+			if (rc != LKC_OK || taken) {
+				return rc;
+			}
+			if (how[0] == 'l') {
+				return LKC_BUSY;
+			}
+			queued = 1;
+			if (s->interrupted) {
+				return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+			}
+			/* One millisecond past the holder's TTL, the key is gone for the next step. */
+			nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
+		}
+		left = wait_ms < 0 ? INT64_MAX : lkc_ms_left(deadline);
+		if (left == 0) {
+			/* The last step still takes a lock handed to us in time, and else leaves the queue. */
+			how = "l";
+			step = 1;
+			continue;
+		}
+		rc = lkc_rs_sleep(s, keys, nap < left ? nap : left, &why, err);
+		if (rc == LKC_INTERRUPTED) {
+			return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+		}
+		if (rc != LKC_OK) {
+			/* A "y" may have been lost with the connection: one step on a new one settles where we are. */
+			if (rc != LKC_ERR_IO || failed_sleep++ > 0) {
+				return rc;
+			}
+			step = 1;
+			continue;
+		}
+		failed_sleep = 0;
+		if (why == 'y') {
+			/* Handed to us with our TTL by whoever freed it: the reply is the acquisition. */
+			return LKC_OK;
+		}
+		/* We watch a hand-off: if it is not picked up within the grace, our next step breaks it. */
+		step = why != 'w';
+		if (!step) {
+			nap = LKC_RS_GRACE + 1;
+		}
+	}
+}
+
+/* Takes the lock: one SET NX, then, when busy and allowed to wait, the queue. */
 static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
-	uint64_t wait_deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
-	int64_t backoff = 1, pttl;
-	size_t key_len;
-	char *key;
+	lkc_rs_keys keys;
 	lkc_rc rc;
 
 	if (mode != LKC_MODE_EXCLUSIVE) {
 		return lkc_rs_fail(s, err, LKC_ERR_UNSUPPORTED, "shared holds are not supported yet");
 	}
-	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
-	if (key == NULL) {
+	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, hold->owner,
+		wait_ms != 0 ? LKC_RS_NKEYS : 1, &keys) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	s->interrupted = 0;
-	for (;;) {
-		int64_t left, nap;
-
-		rc = lkc_rs_try_acquire(s, hold, key, key_len, ttl_ms, wait_ms != 0, &pttl, err);
-		if (rc != LKC_BUSY || wait_ms == 0) {
-			break;
-		}
-		if (s->interrupted) {
-			rc = LKC_INTERRUPTED;
-			break;
-		}
-		left = wait_ms < 0 ? INT64_MAX : lkc_ms_left(wait_deadline);
-		if (left == 0) {
-			break;
-		}
-		nap = backoff < left ? backoff : left;
-		if (pttl > 0 && pttl < nap) {
-			nap = pttl;
-		} else if (pttl == -2) {
-			/* The holder let go between our SET and PTTL: try again at once. */
-			nap = 0;
-		}
-		if (nap > 0 && lkc_rs_nap(nap) < 0 && lkc_interrupted()) {
-			rc = LKC_INTERRUPTED;
-			break;
-		}
-		if (backoff < LKC_RS_BACKOFF_MAX) {
-			backoff *= 2;
-		}
+	rc = lkc_rs_try_acquire(s, hold, &keys, ttl_ms, err);
+	if (rc == LKC_BUSY && wait_ms != 0) {
+		rc = lkc_rs_wait(s, hold, &keys, ttl_ms, wait_ms, err);
 	}
-	free(key);
+	lkc_rs_keys_free(&keys);
 	if (rc == LKC_OK) {
 		hold->fence = -1;
 	} else if (rc == LKC_BUSY) {
 		lkc_rs_fail(s, err, LKC_BUSY, "the lock is held by another owner");
-	} else if (rc == LKC_INTERRUPTED) {
-		lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the lock was interrupted");
 	}
 	return rc;
 }
 
-/* Deletes the key (or lets it live delay_ms more) if it is still ours. */
 /*
  * Drops a connection the server has closed while it sat idle (a restart), so
  * that the next command goes out on a fresh one: a release or refresh that
@@ -978,28 +1468,27 @@ static void lkc_rs_drop_if_closed(lkc_rs_store *s)
 	}
 }
 
+/* Deletes the key and hands the lock to the waiters (or lets it live delay_ms more) if it is still ours. */
 static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char delay[24];
-	size_t key_len;
-	char *key;
+	const char *args[3] = { hold->owner, delay, s->cfg.fair ? "1" : "0" };
+	lkc_rs_keys keys;
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
-	if (key == NULL) {
+	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, NULL, 4, &keys) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		long long result;
+		long long result = 0;
 		int state;
 
-		rc = lkc_rs_script(s, &op, "release", lkc_rs_release_lua, s->release_sha, key, key_len,
-			hold->owner, delay, &result, err);
+		rc = lkc_rs_eval_int(s, &op, LKC_RS_RELEASE, &keys, 4, args, 3, &result, err);
 		if (rc == LKC_OK) {
 			rc = lkc_rs_script_result(s, "release", result, err);
 			break;
@@ -1009,7 +1498,8 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 		}
 		op.recovered = 1;
 		/* The script may have run before the connection failed: ask whether the key is still ours. */
-		rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
+		rc = lkc_rs_owner_state(s, &op, keys.name[LKC_RS_K_LOCK], keys.len[LKC_RS_K_LOCK], hold->owner,
+			&state, err);
 		if (rc != LKC_OK) {
 			break;
 		}
@@ -1018,7 +1508,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 			break;
 		}
 	}
-	free(key);
+	lkc_rs_keys_free(&keys);
 	return rc;
 }
 
@@ -1027,13 +1517,12 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char ttl[24] = "";
-	size_t key_len;
-	char *key;
+	const char *args[2] = { hold->owner, ttl };
+	lkc_rs_keys keys;
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
-	if (key == NULL) {
+	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, NULL, 2, &keys) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	if (ttl_ms != LKC_TTL_NONE) {
@@ -1041,10 +1530,9 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 	}
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		long long result;
+		long long result = 0;
 
-		rc = lkc_rs_script(s, &op, "refresh", lkc_rs_refresh_lua, s->refresh_sha, key, key_len,
-			hold->owner, ttl, &result, err);
+		rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, &keys, 2, args, 2, &result, err);
 		if (rc == LKC_OK) {
 			rc = lkc_rs_script_result(s, "refresh", result, err);
 			break;
@@ -1055,7 +1543,7 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 		}
 		op.recovered = 1;
 	}
-	free(key);
+	lkc_rs_keys_free(&keys);
 	return rc;
 }
 
@@ -1087,7 +1575,7 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	return LKC_OK;
 }
 
-/* Runs a one-key command safe to repeat (EXISTS, DEL) and returns its integer reply. */
+/* Runs a one-key command safe to repeat (EXISTS) and returns its integer reply. */
 static lkc_rc lkc_rs_key_command(lkc_rs_store *s, const char *command, const char *resource, size_t len,
 	long long *result, lkc_err *err)
 {
@@ -1130,12 +1618,34 @@ static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t le
 	return rc;
 }
 
-/* Deletes the resource's lock key, whoever holds it. */
+/*
+ * Deletes the resource's lock key, whoever holds it, and hands the lock to
+ * the waiters. Sent again after an ambiguous failure: at worst that breaks
+ * the waiter the first run handed the lock to, as forcing is meant to.
+ */
 static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
-	long long n;
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	const char *args[1] = { s->cfg.fair ? "1" : "0" };
+	lkc_rs_keys keys;
+	lkc_rs_op op;
+	lkc_rc rc;
 
-	return lkc_rs_key_command((lkc_rs_store *) store, "DEL", resource, len, &n, err);
+	if (lkc_rs_keys_make(s, resource, len, NULL, 4, &keys) != 0) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		long long n = 0;
+
+		rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, &keys, 4, args, 1, &n, err);
+		if (!lkc_rs_may_recover(&op, rc)) {
+			break;
+		}
+		op.recovered = 1;
+	}
+	lkc_rs_keys_free(&keys);
+	return rc;
 }
 
 /* Forgets an inherited hold: nothing is sent, the parent keeps its key. */
@@ -1177,13 +1687,14 @@ static const lkc_store_ops lkc_rs_ops = {
 	.destroy = lkc_rs_destroy,
 };
 
-/* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials. */
+/* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */
 void lkc_redis_config_init(lkc_redis_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->host = strdup("127.0.0.1");
 	cfg->port = 6379;
 	cfg->timeout_ms = 1000;
+	cfg->fair = 1;
 }
 
 /* Frees the config's strings and leaves them NULL. */
@@ -1306,8 +1817,7 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 		lkc_rs_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}
-	lkc_rs_sha1_hex(lkc_rs_release_lua, strlen(lkc_rs_release_lua), s->release_sha);
-	lkc_rs_sha1_hex(lkc_rs_refresh_lua, strlen(lkc_rs_refresh_lua), s->refresh_sha);
+	pthread_once(&lkc_rs_scripts_once, lkc_rs_scripts_init);
 	*out = &s->base;
 	return LKC_OK;
 }

@@ -121,6 +121,7 @@ static void config_defaults_and_validation(void)
 	CHECK(cfg.port == 6379 && cfg.timeout_ms == 1000 && cfg.database == 0);
 	CHECK(cfg.socket_path == NULL && cfg.username == NULL && cfg.password == NULL);
 	CHECK(cfg.prefix == NULL && cfg.prefix_len == 0 && cfg.persistent == 0);
+	CHECK(cfg.fair == 1);
 
 	/* Open takes the strings: the caller's config is empty afterwards, whatever the outcome. */
 	cfg.password = strdup("pw");
@@ -440,12 +441,15 @@ static void wait_is_interrupted_by_the_host(void)
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
 	CHECK(t_elapsed(start) < 15);
 	CHECK(b.mode == LKC_MODE_NONE);
+	/* The interrupted waiter left nothing behind: no queue entry, no deadline, no wake list. */
+	CHECK(t_redis_int(r, "EXISTS t:interrupt:{res}:q t:interrupt:{res}:qd t:interrupt:{res}:w:%s", b.owner) == 0);
 
 	/* A signal the host does not care about: the wait goes on to its end. */
 	t_hook_answer = 0;
 	t_alarm_in(50);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 400, &err), LKC_BUSY, &err);
 	CHECK(t_alarmed);
+	CHECK(t_redis_int(r, "EXISTS t:interrupt:{res}:q t:interrupt:{res}:qd t:interrupt:{res}:w:%s", b.owner) == 0);
 
 	lkc_set_interrupt_hook(NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -1142,6 +1146,597 @@ static void refused_connection_names_the_endpoint(void)
 	store->ops->destroy(store);
 }
 
+/* A store on the shared server with prefix, fair or not. */
+static lkc_store *t_open_fair(t_redis *r, const char *prefix, int fair)
+{
+	lkc_redis_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	t_config(&cfg, r, prefix, strlen(prefix));
+	cfg.fair = fair;
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_OK, &err);
+	lkc_redis_config_free(&cfg);
+	return store;
+}
+
+/* What a contending child does with the resource "res" under prefix. */
+typedef struct {
+	const char *prefix;
+	int fair;
+	int64_t ttl_ms;
+	int64_t wait_ms;
+	int index;               /* pushed to PREFIX"order" once acquired */
+	int gated;               /* once acquired, takes an element of PREFIX"go" before releasing */
+} t_waiter;
+
+/*
+ * Forks a child that acquires as w says, then releases. Its exit code tells
+ * the outcome: 0 acquired and released, 10 busy, 11 interrupted, 12 another
+ * error, 13 no go within 30 s, 14 the release failed.
+ */
+static pid_t t_spawn(t_redis *r, const t_waiter *w)
+{
+	lkc_redis_config cfg;
+	lkc_store *store = NULL;
+	redisContext *c;
+	redisReply *reply;
+	lkc_hold hold;
+	lkc_err err;
+	lkc_rc rc;
+	int code = 0;
+	pid_t pid = fork();
+
+	if (pid != 0) {
+		return pid;
+	}
+	/* The child talks on connections of its own, answers no test's hook, and never returns into the harness. */
+	lkc_set_interrupt_hook(NULL);
+	t_config(&cfg, r, w->prefix, strlen(w->prefix));
+	cfg.fair = w->fair;
+	c = redisConnect("127.0.0.1", r->port);
+	if (lkc_redis_open(&store, &cfg, &err) != LKC_OK || c == NULL || c->err != 0
+		|| lkc_hold_init(&hold, "res", 3, &err) != LKC_OK) {
+		_exit(12);
+	}
+	rc = lkc_acquire(store, &hold, LKC_MODE_EXCLUSIVE, w->ttl_ms, w->wait_ms, &err);
+	if (rc != LKC_OK) {
+		_exit(rc == LKC_BUSY ? 10 : rc == LKC_INTERRUPTED ? 11 : 12);
+	}
+	reply = redisCommand(c, "RPUSH %sorder %d", w->prefix, w->index);
+	freeReplyObject(reply);
+	if (w->gated) {
+		reply = redisCommand(c, "BLPOP %sgo 30", w->prefix);
+		if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+			code = 13;
+		}
+		freeReplyObject(reply);
+	}
+	if (lkc_release(store, &hold, 0, &err) != LKC_OK) {
+		code = 14;
+	}
+	_exit(code);
+}
+
+/* Waits for a child at most guard_s seconds (then kills it): its exit code, -1 killed by a signal, -2 hung. */
+static int t_reap(pid_t pid, int guard_s)
+{
+	uint64_t start = lkc_now_ns();
+	int status;
+
+	for (;;) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+		}
+		if (t_elapsed(start) > guard_s) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+			fprintf(stderr, "child %d hung\n", (int) pid);
+			return -2;
+		}
+		t_sleep_ms(5);
+	}
+}
+
+/* Polls until the list key holds want elements; 0 when it did not within 10 s. */
+static int t_wait_llen(t_redis *r, const char *key, long long want)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (t_redis_int(r, "LLEN %s", key) == want) {
+			return 1;
+		}
+		t_sleep_ms(5);
+	}
+	return 0;
+}
+
+/* Polls until want clients are blocked in BLPOP; 0 when they were not within 10 s. */
+static int t_wait_blocked(t_redis *r, int want)
+{
+	for (int i = 0; i < 2000; i++) {
+		redisReply *reply = t_redis_cmd(r, "CLIENT LIST");
+		int n = 0;
+
+		if (reply != NULL && reply->type == REDIS_REPLY_STRING) {
+			for (const char *at = reply->str; (at = strstr(at, " flags=b ")) != NULL; at++) {
+				n++;
+			}
+		}
+		freeReplyObject(reply);
+		if (n == want) {
+			return 1;
+		}
+		t_sleep_ms(5);
+	}
+	return 0;
+}
+
+/* The element at index of a list of owner tokens, or "" when none. */
+static void t_token_at(t_redis *r, const char *key, int index, char out[LKC_TOKEN_LEN + 1])
+{
+	redisReply *reply = t_redis_cmd(r, "LINDEX %s %d", key, index);
+
+	out[0] = '\0';
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len == LKC_TOKEN_LEN) {
+		memcpy(out, reply->str, LKC_TOKEN_LEN + 1);
+	}
+	freeReplyObject(reply);
+}
+
+/* The order list PREFIX"order" as digits ("021"), deleted afterwards. */
+static void t_take_order(t_redis *r, const char *prefix, char *out, size_t size)
+{
+	redisReply *reply = t_redis_cmd(r, "LRANGE %sorder 0 -1", prefix);
+	size_t n = 0;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_ARRAY) {
+		for (size_t i = 0; i < reply->elements && n + 1 < size; i++) {
+			out[n++] = reply->element[i]->str[0];
+		}
+	}
+	out[n] = '\0';
+	freeReplyObject(reply);
+	freeReplyObject(t_redis_cmd(r, "DEL %sorder %sgo", prefix, prefix));
+}
+
+/* How many keys match pattern. */
+static long long t_count_keys(t_redis *r, const char *pattern)
+{
+	redisReply *reply = t_redis_cmd(r, "KEYS %s", pattern);
+	long long n = reply != NULL && reply->type == REDIS_REPLY_ARRAY ? (long long) reply->elements : -1;
+
+	freeReplyObject(reply);
+	return n;
+}
+
+/* Whether the waiting of resource "res" under prefix left nothing behind: no queue, deadlines or wake lists. */
+static int t_queue_clean(t_redis *r, const char *prefix)
+{
+	char pattern[128];
+
+	snprintf(pattern, sizeof(pattern), "%s{res}:w:*", prefix);
+	return t_redis_int(r, "EXISTS %s{res}:q %s{res}:qd", prefix, prefix) == 0 && t_count_keys(r, pattern) == 0;
+}
+
+static void waiters_are_served_in_arrival_order(void)
+{
+	static const char P[] = "t:fifo:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char head[LKC_TOKEN_LEN + 1], owner[LKC_TOKEN_LEN + 1], order[16];
+	lkc_hold a, n;
+	lkc_err err;
+	pid_t pids[6];
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&n, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	/* Each child starts only once the one before it shows in the queue, so the queue order is known. */
+	for (int k = 0; k < 5; k++) {
+		t_waiter w = { P, 1, 60000, 30000, k, 1 };
+
+		pids[k] = t_spawn(r, &w);
+		CHECK(t_wait_llen(r, "t:fifo:{res}:q", k + 1));
+	}
+	t_token_at(r, "t:fifo:{res}:q", 0, head);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+
+	/* The release itself handed the lock to the first waiter, so a newcomer's single attempt fails. */
+	t_owner_at(r, "t:fifo:{res}", 12, owner);
+	CHECK(head[0] != '\0' && strcmp(owner, head) == 0);
+	CHECK_RC(lkc_acquire(store, &n, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+
+	/* A newcomer that waits queues behind those already waiting. */
+	{
+		t_waiter w = { P, 1, 60000, 30000, 5, 1 };
+
+		pids[5] = t_spawn(r, &w);
+		CHECK(t_wait_llen(r, "t:fifo:{res}:q", 5));
+	}
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:fifo:go 1 1 1 1 1 1"));
+	for (int k = 0; k < 6; k++) {
+		CHECK(t_reap(pids[k], 60) == 0);
+	}
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "012345") == 0);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&n);
+	store->ops->destroy(store);
+}
+
+static void killed_waiters_do_not_stall_the_queue(void)
+{
+	static const char P[] = "t:killed:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	lkc_hold a;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	/* The victim is killed in the middle of the queue, then at its head. */
+	for (int victim = 1; victim >= 0; victim--) {
+		char order[16], want[3];
+		pid_t pids[3];
+		uint64_t start;
+		int w = 0;
+
+		CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+		for (int k = 0; k < 3; k++) {
+			t_waiter wt = { P, 1, 60000, 30000, k, 1 };
+
+			pids[k] = t_spawn(r, &wt);
+			CHECK(t_wait_llen(r, "t:killed:{res}:q", k + 1));
+		}
+		CHECK(t_wait_blocked(r, 3));
+		kill(pids[victim], SIGKILL);
+		CHECK(t_reap(pids[victim], 10) == -1);
+		start = lkc_now_ns();
+		CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+		freeReplyObject(t_redis_cmd(r, "RPUSH t:killed:go 1 1"));
+		for (int k = 0; k < 3; k++) {
+			if (k != victim) {
+				CHECK(t_reap(pids[k], 30) == 0);
+				want[w++] = (char) ('0' + k);
+			}
+		}
+		want[w] = '\0';
+		/* A hang guard, far above the documented cost of a dead waiter. */
+		CHECK(t_elapsed(start) < 20);
+		t_take_order(r, P, order, sizeof(order));
+		CHECK(strcmp(order, want) == 0);
+		CHECK(t_queue_clean(r, P));
+		CHECK(t_locked(store, "res", 3) == 0);
+	}
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
+static void dead_holder_is_taken_over_after_its_ttl(void)
+{
+	static const char P[] = "t:deadholder:";
+	t_redis *r = t_shared();
+	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	int ready[2];
+	pid_t holder, waiter;
+	char c, order[16];
+
+	CHECK(pipe(ready) == 0);
+	holder = fork();
+	if (holder == 0) {
+		lkc_redis_config cfg;
+		lkc_store *own = NULL;
+		lkc_hold h;
+		lkc_err err;
+
+		close(ready[0]);
+		t_config(&cfg, r, P, strlen(P));
+		if (lkc_redis_open(&own, &cfg, &err) != LKC_OK || lkc_hold_init(&h, "res", 3, &err) != LKC_OK
+			|| lkc_acquire(own, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err) != LKC_OK
+			|| write(ready[1], "x", 1) != 1) {
+			_exit(1);
+		}
+		for (;;) {
+			pause();
+		}
+	}
+	close(ready[1]);
+	CHECK(read(ready[0], &c, 1) == 1);
+	close(ready[0]);
+	waiter = t_spawn(r, &w);
+	CHECK(t_wait_llen(r, "t:deadholder:{res}:q", 1));
+	kill(holder, SIGKILL);
+	CHECK(t_reap(holder, 10) == -1);
+	CHECK(t_reap(waiter, 30) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, P));
+}
+
+static void timed_out_waiter_leaves_nothing(void)
+{
+	static const char P[] = "t:gaveup:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P), *other = t_open(r, P);
+	t_waiter w = { P, 1, 60000, 30000, 0, 1 };
+	char first[LKC_TOKEN_LEN + 1], order[16];
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn(r, &w);
+	CHECK(t_wait_llen(r, "t:gaveup:{res}:q", 1));
+	t_token_at(r, "t:gaveup:{res}:q", 0, first);
+	CHECK_RC(lkc_acquire(other, &b, LKC_MODE_EXCLUSIVE, 60000, 300, &err), LKC_BUSY, &err);
+	/* Only the other waiter is left: our entry, deadline and wake list are gone. */
+	CHECK(t_redis_int(r, "LLEN t:gaveup:{res}:q") == 1);
+	t_token_at(r, "t:gaveup:{res}:q", 0, first);
+	CHECK(strcmp(first, b.owner) != 0);
+	CHECK(t_redis_int(r, "HLEN t:gaveup:{res}:qd") == 1);
+	CHECK(t_redis_int(r, "HEXISTS t:gaveup:{res}:qd %s", b.owner) == 0);
+	CHECK(t_redis_int(r, "EXISTS t:gaveup:{res}:w:%s", b.owner) == 0);
+
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:gaveup:go 1"));
+	CHECK(t_reap(pid, 30) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, P));
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	other->ops->destroy(other);
+}
+
+/* State of the hook below: the holder to release, and the waiter it starts. */
+static t_redis *t_handon_r;
+static lkc_store *t_handon_store;
+static lkc_hold *t_handon_hold;
+static pid_t t_handon_child;
+
+/*
+ * Interrupts once the alarm rang; before that first answer it queues a
+ * second waiter and releases the holder, so the lock has been handed to the
+ * interrupted waiter when its wait ends.
+ */
+static int t_hook_after_handoff(void)
+{
+	if (!t_alarmed) {
+		return 0;
+	}
+	if (t_handon_child == 0) {
+		t_waiter w = { "t:handon:", 1, 60000, 30000, 0, 0 };
+		lkc_err err;
+
+		t_handon_child = t_spawn(t_handon_r, &w);
+		CHECK(t_wait_llen(t_handon_r, "t:handon:{res}:q", 2));
+		CHECK_RC(lkc_release(t_handon_store, t_handon_hold, 0, &err), LKC_OK, &err);
+	}
+	return 1;
+}
+
+static void interrupted_waiter_hands_on_what_it_was_handed(void)
+{
+	static const char P[] = "t:handon:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P), *other = t_open(r, P);
+	char order[16];
+	lkc_hold a, b;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	t_handon_r = r;
+	t_handon_store = store;
+	t_handon_hold = &a;
+	t_handon_child = 0;
+	lkc_set_interrupt_hook(t_hook_after_handoff);
+	t_alarm_in(100);
+	CHECK_RC(lkc_acquire(other, &b, LKC_MODE_EXCLUSIVE, 60000, 30000, &err), LKC_INTERRUPTED, &err);
+	lkc_set_interrupt_hook(NULL);
+	signal(SIGALRM, SIG_DFL);
+	CHECK(b.mode == LKC_MODE_NONE);
+	/* The hand-off to b was passed on to the next waiter, which got the lock. */
+	CHECK(t_handon_child > 0 && t_reap(t_handon_child, 30) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	other->ops->destroy(other);
+}
+
+/* Eight processes take turns; a counter updated under the lock by read-then-write loses nothing. */
+static void t_exclusion(const char *prefix, int fair)
+{
+	enum { PROCS = 8, ROUNDS = 20 };
+	t_redis *r = t_shared();
+	pid_t pids[PROCS];
+	uint64_t start = lkc_now_ns();
+
+	freeReplyObject(t_redis_cmd(r, "DEL %scount %sinside", prefix, prefix));
+	for (int i = 0; i < PROCS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			lkc_redis_config cfg;
+			lkc_store *own = NULL;
+			redisContext *c = redisConnect("127.0.0.1", r->port);
+			lkc_hold h;
+			lkc_err err;
+			int code = 0;
+
+			t_config(&cfg, r, prefix, strlen(prefix));
+			cfg.fair = fair;
+			if (c == NULL || c->err != 0 || lkc_redis_open(&own, &cfg, &err) != LKC_OK
+				|| lkc_hold_init(&h, "res", 3, &err) != LKC_OK) {
+				_exit(1);
+			}
+			for (int k = 0; k < ROUNDS && code == 0; k++) {
+				redisReply *reply;
+				long long n;
+
+				if (lkc_acquire(own, &h, LKC_MODE_EXCLUSIVE, 30000, 30000, &err) != LKC_OK) {
+					code = 2;
+					break;
+				}
+				reply = redisCommand(c, "INCR %sinside", prefix);
+				if (reply == NULL || reply->integer != 1) {
+					code = 3;
+				}
+				freeReplyObject(reply);
+				reply = redisCommand(c, "GET %scount", prefix);
+				n = reply != NULL && reply->type == REDIS_REPLY_STRING ? atoll(reply->str) : 0;
+				freeReplyObject(reply);
+				t_sleep_ms(1);
+				freeReplyObject(redisCommand(c, "SET %scount %lld", prefix, n + 1));
+				freeReplyObject(redisCommand(c, "DECR %sinside", prefix));
+				if (lkc_release(own, &h, 0, &err) != LKC_OK) {
+					code = 4;
+				}
+			}
+			_exit(code);
+		}
+	}
+	for (int i = 0; i < PROCS; i++) {
+		CHECK(t_reap(pids[i], 120) == 0);
+	}
+	CHECK(t_elapsed(start) < 100);
+	CHECK(t_redis_int(r, "INCRBY %scount 0", prefix) == PROCS * ROUNDS);
+	CHECK(t_queue_clean(r, prefix));
+	freeReplyObject(t_redis_cmd(r, "DEL %scount %sinside", prefix, prefix));
+}
+
+static void eight_processes_exclude_each_other(void)
+{
+	t_exclusion("t:mutex:", 1);
+	t_exclusion("t:mutex-unfair:", 0);
+}
+
+/* Releases while the only waiter is stopped in its sleep, and shows who then has the lock. */
+static void t_release_past_a_stopped_waiter(const char *prefix, int fair)
+{
+	t_redis *r = t_shared();
+	lkc_store *store = t_open_fair(r, prefix, fair);
+	t_waiter w = { prefix, fair, 60000, 30000, 0, 0 };
+	char queue[96], lock[96], token[LKC_TOKEN_LEN + 1], owner[LKC_TOKEN_LEN + 1], order[16];
+	lkc_hold a, n;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	snprintf(queue, sizeof(queue), "%s{res}:q", prefix);
+	snprintf(lock, sizeof(lock), "%s{res}", prefix);
+	t_hold(&a, "res");
+	t_hold(&n, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn(r, &w);
+	CHECK(t_wait_llen(r, queue, 1));
+	CHECK(t_wait_blocked(r, 1));
+	t_token_at(r, queue, 0, token);
+	kill(pid, SIGSTOP);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	t_owner_at(r, lock, strlen(lock), owner);
+	if (fair) {
+		/* Handed over: the stopped waiter owns it already, and a newcomer cannot slip in. */
+		CHECK(strcmp(owner, token) == 0);
+		CHECK_RC(lkc_acquire(store, &n, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+		kill(pid, SIGCONT);
+	} else {
+		/* Only deleted and the waiter woken: a newcomer may take it first, the waiter stays queued. */
+		CHECK(owner[0] == '\0');
+		CHECK_RC(lkc_acquire(store, &n, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+		kill(pid, SIGCONT);
+		CHECK_RC(lkc_release(store, &n, 0, &err), LKC_OK, &err);
+	}
+	CHECK(t_reap(pid, 30) == 0);
+	t_take_order(r, prefix, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, prefix));
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&n);
+	store->ops->destroy(store);
+}
+
+static void release_hands_over_unless_unfair(void)
+{
+	t_release_past_a_stopped_waiter("t:handover:", 1);
+	t_release_past_a_stopped_waiter("t:handover-unfair:", 0);
+}
+
+static void delayed_release_then_waiter_takes_over(void)
+{
+	static const char P[] = "t:cooldown:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	char owner[LKC_TOKEN_LEN + 1], order[16];
+	long long pttl;
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn(r, &w);
+	CHECK(t_wait_llen(r, "t:cooldown:{res}:q", 1));
+	CHECK_RC(lkc_release(store, &a, 300, &err), LKC_OK, &err);
+	/* The cooldown keeps our token in place: nothing is handed over before it ends. */
+	t_owner_at(r, "t:cooldown:{res}", 16, owner);
+	pttl = t_redis_int(r, "PTTL t:cooldown:{res}");
+	CHECK(strcmp(owner, a.owner) == 0 && pttl > 0 && pttl <= 300);
+	CHECK(t_reap(pid, 30) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, P));
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
+static void force_release_hands_over_to_a_waiter(void)
+{
+	static const char P[] = "t:forceq:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	char token[LKC_TOKEN_LEN + 1], owner[LKC_TOKEN_LEN + 1], order[16];
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn(r, &w);
+	CHECK(t_wait_llen(r, "t:forceq:{res}:q", 1));
+	CHECK(t_wait_blocked(r, 1));
+	t_token_at(r, "t:forceq:{res}:q", 0, token);
+	kill(pid, SIGSTOP);
+	CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_OK, &err);
+	t_owner_at(r, "t:forceq:{res}", 14, owner);
+	CHECK(strcmp(owner, token) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
+	kill(pid, SIGCONT);
+	CHECK(t_reap(pid, 30) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "0") == 0);
+	CHECK(t_queue_clean(r, P));
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
 TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(release_after_ttl_is_expired), T(taken_after_expiry_is_lost), T(refresh_extends_the_hold),
 	T(delayed_release_keeps_it_blocked), T(wait_acquires_after_release), T(wait_acquires_after_ttl),
@@ -1150,4 +1745,8 @@ TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(dead_server_is_an_io_error), T(restarted_server_is_reconnected), T(stopped_server_times_out),
 	T(password_is_checked_and_never_shown), T(unix_socket_connects),
 	T(persistent_connections_are_reused), T(forked_child_gets_its_own_connection),
-	T(refused_connection_names_the_endpoint))
+	T(refused_connection_names_the_endpoint), T(waiters_are_served_in_arrival_order),
+	T(killed_waiters_do_not_stall_the_queue), T(dead_holder_is_taken_over_after_its_ttl),
+	T(timed_out_waiter_leaves_nothing), T(interrupted_waiter_hands_on_what_it_was_handed),
+	T(eight_processes_exclude_each_other), T(release_hands_over_unless_unfair),
+	T(delayed_release_then_waiter_takes_over), T(force_release_hands_over_to_a_waiter))
