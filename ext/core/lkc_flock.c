@@ -4,10 +4,19 @@
  * description closes, so a killed process never leaves a lock behind.
  *
  * A hold keeps its lock file open between holds, so that an uncontended
- * acquire is flock() + fstat() and a release is flock() + one fcntl() that
- * looks for waiters. Waiters sleep on inotify and mark themselves with an OFD
- * read lock on byte 0 (independent of flock locks on local file systems), so
+ * exclusive acquire is flock() + fstat() and a release is flock() + one fcntl()
+ * that looks for waiters. Waiters sleep on inotify and mark themselves with an
+ * OFD read lock on byte 0 (independent of flock locks on local file systems), so
  * that a releaser posts an event only when somebody waits.
+ *
+ * Writers are preferred: a writer that has to wait also marks byte 1, and a new
+ * reader that finds such a mark holds back and waits as well, so a stream of
+ * overlapping readers cannot starve a writer. That costs a shared acquire one
+ * fcntl() more. As on the semaphore store, a process that holds a shared hold and
+ * asks for another one while a writer waits waits on itself, until its timeout;
+ * and a steady stream of writers can keep readers waiting. On network file
+ * systems nobody marks anything (see lkc_flock_mark_waiting), and there readers
+ * and writers are served in no particular order.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -35,11 +44,16 @@
 /* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
 #define LKC_FLOCK_WAIT_MAX (INT64_C(1) << 40)
 
+/* The bytes of the lock file that carry marks: OFD read locks, which conflict with no flock() hold. */
+#define LKC_FLOCK_WAITER_BYTE 0 /* every waiter, so that a release knows whether to wake anybody */
+#define LKC_FLOCK_WRITER_BYTE 1 /* waiting writers, before whom new readers hold back */
+
 typedef struct {
 	lkc_store base;
 	int dirfd;          /* the lock directory, O_DIRECTORY */
 	char *dir;          /* the directory as given, for messages */
 	int mode;           /* permissions of new lock files */
+	int emulated;       /* the directory is on a network file system: no marks, waits poll */
 	int inotify_fd;     /* one instance for every wait of this store, -1 until needed */
 	pid_t inotify_pid;  /* the process that created inotify_fd */
 } lkc_flock_store;
@@ -142,6 +156,33 @@ static lkc_rc lkc_flock_mkdirs(const char *directory, mode_t dirmode, lkc_err *e
 	return LKC_OK;
 }
 
+/*
+ * Whether the file system of the directory dirfd emulates flock() with byte-range
+ * locks (network file systems). Its lock files are regular files right in it, so
+ * they live on the same file system.
+ */
+static int lkc_flock_dir_emulated(int dirfd)
+{
+	struct statfs sfs;
+
+	/* A file system we cannot ask about is taken for a local one, where marks work. */
+	if (fstatfs(dirfd, &sfs) != 0) {
+		return 0;
+	}
+	switch ((uint32_t) sfs.f_type) {
+		case NFS_SUPER_MAGIC:
+		case SMB_SUPER_MAGIC:
+		case CIFS_SUPER_MAGIC:
+		case SMB2_SUPER_MAGIC:
+		case V9FS_MAGIC:
+		case AFS_FS_MAGIC:
+		case AFS_SUPER_MAGIC:
+			return 1;
+		default:
+			return 0;
+	}
+}
+
 /* Opens the store on directory, creating it (and its parents) when missing. */
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err)
 {
@@ -186,6 +227,7 @@ lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err 
 	s->base.ops = &lkc_flock_ops;
 	s->dirfd = fd;
 	s->mode = mode;
+	s->emulated = lkc_flock_dir_emulated(fd);
 	s->inotify_fd = -1;
 	*out = &s->base;
 	return LKC_OK;
@@ -361,25 +403,8 @@ static int lkc_flock_watch(int ino, int fd)
 		IN_CLOSE_WRITE | IN_CLOSE_NOWRITE | IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF);
 }
 
-/* Whether the file system of sfs emulates flock() with byte-range locks (network file systems). */
-static int lkc_flock_emulated(const struct statfs *sfs)
-{
-	switch ((uint32_t) sfs->f_type) {
-		case NFS_SUPER_MAGIC:
-		case SMB_SUPER_MAGIC:
-		case CIFS_SUPER_MAGIC:
-		case SMB2_SUPER_MAGIC:
-		case V9FS_MAGIC:
-		case AFS_FS_MAGIC:
-		case AFS_SUPER_MAGIC:
-			return 1;
-		default:
-			return 0;
-	}
-}
-
-/* Sets (F_RDLCK) or clears (F_UNLCK) the waiter mark, an OFD lock on byte 0 of fd; whether the call succeeded. */
-static int lkc_flock_mark(int fd, short type)
+/* Sets (F_RDLCK) or clears (F_UNLCK) the marks on the len bytes from start of fd; whether the call succeeded. */
+static int lkc_flock_mark(int fd, short type, off_t start, off_t len)
 {
 	struct flock fl;
 
@@ -387,24 +412,39 @@ static int lkc_flock_mark(int fd, short type)
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = type;
 	fl.l_whence = SEEK_SET;
-	fl.l_start = 0;
-	fl.l_len = 1;
+	fl.l_start = start;
+	fl.l_len = len;
 	return fcntl(fd, F_OFD_SETLK, &fl) == 0;
 }
 
-/* Marks fd's open file description as waiting for its inode; whether it did (never on network file systems). */
-static int lkc_flock_mark_waiting(int fd)
+/* Whether another open file description marks byte of fd's inode; 0 also when we cannot tell. */
+static int lkc_flock_marked(int fd, off_t byte)
 {
-	struct statfs sfs;
+	struct flock fl;
 
+	/* A write lock conflicts with every mark of another open file description, this process's included. */
+	memset(&fl, 0, sizeof(fl));
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = byte;
+	fl.l_len = 1;
+	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+/*
+ * Marks fd's open file description as waiting for its inode, and as a waiting
+ * writer too with writer set (one call: the two bytes are adjacent); whether it did.
+ */
+static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer)
+{
 	/*
 	 * NFS, SMB and the like emulate flock() with byte-range locks on the server, where
-	 * the mark would conflict with the holds themselves: waiters there poll instead.
+	 * the marks would conflict with the holds themselves: waiters there poll instead.
 	 */
-	if (fstatfs(fd, &sfs) == 0 && lkc_flock_emulated(&sfs)) {
+	if (s->emulated) {
 		return 0;
 	}
-	return lkc_flock_mark(fd, F_RDLCK);
+	return lkc_flock_mark(fd, F_RDLCK, LKC_FLOCK_WAITER_BYTE, writer ? 2 : 1);
 }
 
 /*
@@ -421,11 +461,11 @@ static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 	struct flock fl;
 	int nudge;
 
-	/* A write lock conflicts with every mark of another open file description, this process's included. */
+	/* As lkc_flock_marked, except that a look that fails wakes: a lost wake-up costs more than a spurious one. */
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
-	fl.l_start = 0;
+	fl.l_start = LKC_FLOCK_WAITER_BYTE;
 	fl.l_len = 1;
 	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK) {
 		return;
@@ -444,23 +484,34 @@ static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 }
 
 /*
- * One non-blocking attempt at op on fd. With *known set, st describes fd, and the
- * file must still be at the path. Without, st is filled here, and a successful
- * attempt only checks that the inode still has a name: force_release (a rename over
- * it) and rm both leave it with none, and one fstat() is cheaper than a path lookup.
- * Moving the file away by hand is not caught there.
+ * One non-blocking attempt at op on fd; with yield, a waiting writer makes it busy
+ * without an attempt. With *known set, st describes fd, and the file must still be
+ * at the path. Without, st is filled here, and a successful attempt only checks
+ * that the inode still has a name: force_release (a rename over it) and rm both
+ * leave it with none, and one fstat() is cheaper than a path lookup. Moving the
+ * file away by hand is not caught there.
  */
 static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, int fd,
-	struct stat *st, int *known, int op, lkc_err *err)
+	struct stat *st, int *known, int op, int yield, lkc_err *err)
 {
 	int at, r;
 
-	while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
-		continue;
-	}
-	if (r != 0 && errno != EWOULDBLOCK) {
-		lkc_flock_file_error(s, "lock", name, errno, err);
-		return LKC_FLOCK_FAIL;
+	/*
+	 * Looking before taking, rather than taking and then letting go, never holds the
+	 * lock for an instant in which a woken writer fails and goes back to sleep. A
+	 * writer that marks itself just after our look may see us take the lock once:
+	 * our next hold looks again.
+	 */
+	if (yield && lkc_flock_marked(fd, LKC_FLOCK_WRITER_BYTE)) {
+		r = -1;
+	} else {
+		while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+			continue;
+		}
+		if (r != 0 && errno != EWOULDBLOCK) {
+			lkc_flock_file_error(s, "lock", name, errno, err);
+			return LKC_FLOCK_FAIL;
+		}
 	}
 	if (!*known) {
 		if (fstat(fd, st) != 0) {
@@ -507,16 +558,22 @@ static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
 /*
  * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
  * kernel through inotify rather than by polling the lock. fresh is fd's inode when
- * fd was just opened, NULL for a descriptor kept from an earlier hold.
+ * fd was just opened, NULL for a descriptor kept from an earlier hold. With yield
+ * (a new shared hold, never an exclusive one), waiting writers go first. An
+ * exclusive wait marks itself as a waiting writer for as long as it lasts.
  */
 static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, const struct stat *fresh,
-	int op, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+	int op, int yield, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
 	struct stat st;
 	lkc_flock_step step;
 	int known = fresh != NULL;
-	int ino = -1, wd = -1, marked = 0, fallback = 0;
+	int writer = op == LOCK_EX;
+	int ino = -1, wd = -1, marked = 0, writer_marked = 0, fallback = 0;
 	int settle_ms = 0, slice_ms = 1;
+
+	/* Network file systems have no marks to look for (and a look would see the emulated flock holds). */
+	yield = yield && !s->emulated;
 
 	if (fresh != NULL) {
 		st = *fresh;
@@ -525,7 +582,7 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 		struct pollfd pfd;
 		int timeout, n;
 
-		step = lkc_flock_try(s, name, fd, &st, &known, op, err);
+		step = lkc_flock_try(s, name, fd, &st, &known, op, yield, err);
 		if (step != LKC_FLOCK_BUSY) {
 			break;
 		}
@@ -534,8 +591,14 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 			break;
 		}
 		if (wd < 0 && !fallback) {
-			/* Mark, watch, then try again: the order lkc_flock_wake relies on. */
-			marked = lkc_flock_mark_waiting(fd);
+			/*
+			 * Mark, watch, then try again: the order lkc_flock_wake relies on. A reader
+			 * held back by a writer's mark is woken in the same way: its look at the
+			 * writer's mark comes after its own mark, and the writer drops its mark
+			 * before it looks for waiters (see the end of this function).
+			 */
+			marked = lkc_flock_mark_waiting(s, fd, writer);
+			writer_marked = marked && writer;
 			ino = marked ? lkc_flock_inotify(s) : -1;
 			wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
 			if (wd >= 0) {
@@ -543,8 +606,8 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 				continue;
 			}
 			if (marked) {
-				/* Releasers need not wake a waiter that polls. */
-				lkc_flock_mark(fd, F_UNLCK);
+				/* Releasers need not wake a waiter that polls; a writer's mark stays, to hold readers back. */
+				lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, 1);
 				marked = 0;
 			}
 			fallback = 1;
@@ -593,9 +656,17 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 		/* One process waits for one lock at a time: the watch ends with the wait, and its leftover events are drained by the next. */
 		inotify_rm_watch(ino, wd);
 	}
-	if (marked) {
+	if (marked || writer_marked) {
 		/* However the wait ended, we wait no more: releasers can stop posting events for us. */
-		lkc_flock_mark(fd, F_UNLCK);
+		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer_marked ? 2 : 1);
+	}
+	if (writer_marked && step != LKC_FLOCK_GOT) {
+		/*
+		 * Readers that held back for us may find the lock free now, and nothing else
+		 * would wake them. A writer that got the lock wakes them with its release:
+		 * readers that looked before our mark went find our flock() hold instead.
+		 */
+		lkc_flock_wake(s, name, fd);
 	}
 	return step;
 }
@@ -632,8 +703,10 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 	 * is not atomic: a promotion holds nothing while it waits (which is also why two
 	 * promoting readers cannot deadlock). When it fails we take the old mode back;
 	 * if even that fails the hold is gone, and check() and release() will say so.
+	 * A waiting promotion marks itself as a waiting writer like any other; a
+	 * demotion does not yield to waiting writers, as it holds the lock they wait for.
 	 */
-	step = lkc_flock_wait(s, hold->path, hold->fd, NULL, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX,
+	step = lkc_flock_wait(s, hold->path, hold->fd, NULL, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, 0,
 		wait_ms, deadline_ns, err);
 	switch (step) {
 		case LKC_FLOCK_GOT:
@@ -692,7 +765,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		hold->fd = -1;
 	}
 	if (hold->fd >= 0) {
-		lkc_flock_step step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, wait_ms, deadline_ns, err);
+		lkc_flock_step step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, op == LOCK_SH, wait_ms, deadline_ns, err);
 
 		if (step == LKC_FLOCK_GOT) {
 			return LKC_OK;
@@ -722,7 +795,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			close(fd);
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
 		}
-		step = lkc_flock_wait(s, hold->path, fd, &st, op, wait_ms, deadline_ns, err);
+		step = lkc_flock_wait(s, hold->path, fd, &st, op, op == LOCK_SH, wait_ms, deadline_ns, err);
 		if (step == LKC_FLOCK_STALE) {
 			lkc_flock_unlock_close(fd);
 			continue;

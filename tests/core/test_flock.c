@@ -89,17 +89,30 @@ static void await_child(int fd)
 	CHECK(read(fd, &c, 1) == 1);
 }
 
-/* Whether another open file description marks itself as waiting on fd's file (an OFD read lock on byte 0). */
-static int has_waiter(int fd)
+/* Whether another open file description has an OFD lock on byte of fd's file. */
+static int has_mark(int fd, off_t byte)
 {
 	struct flock fl;
 
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
+	fl.l_start = byte;
 	fl.l_len = 1;
 	CHECK(fcntl(fd, F_OFD_GETLK, &fl) == 0);
 	return fl.l_type != F_UNLCK;
+}
+
+/* Whether another open file description marks itself as waiting on fd's file (an OFD read lock on byte 0). */
+static int has_waiter(int fd)
+{
+	return has_mark(fd, 0);
+}
+
+/* Whether another open file description marks itself as a waiting writer on fd's file (byte 1). */
+static int has_writer(int fd)
+{
+	return has_mark(fd, 1);
 }
 
 /* Waits (10 s at most) until somebody marks itself as waiting on fd's file; whether somebody did. */
@@ -109,6 +122,15 @@ static int await_waiter(int fd)
 		usleep(5000);
 	}
 	return has_waiter(fd);
+}
+
+/* Waits (10 s at most) until somebody marks itself as a waiting writer on fd's file; whether somebody did. */
+static int await_writer(int fd)
+{
+	for (int i = 0; i < 2000 && !has_writer(fd); i++) {
+		usleep(5000);
+	}
+	return has_writer(fd);
 }
 
 /* In another process with a store of its own, one attempt at resource in mode: the child's lkc_rc. */
@@ -323,8 +345,8 @@ static void timed_wait_ends_busy(void)
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 100, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
 	CHECK(b.mode == LKC_MODE_NONE && b.fd >= 0);
-	/* The waits are over, and so is their mark: releases need not wake anybody. */
-	CHECK(!has_waiter(a.fd));
+	/* The waits are over, and so are their marks: releases need not wake anybody, readers need not hold back. */
+	CHECK(!has_waiter(a.fd) && !has_writer(a.fd));
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 100, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
@@ -1024,7 +1046,7 @@ static void host_interrupts_wait(void)
 	setitimer(ITIMER_REAL, &it, NULL);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
 	CHECK(b.mode == LKC_MODE_NONE);
-	CHECK(!has_waiter(a.fd));
+	CHECK(!has_waiter(a.fd) && !has_writer(a.fd));
 	lkc_set_interrupt_hook(NULL);
 	sigaction(SIGALRM, &old, NULL);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
@@ -1078,10 +1100,339 @@ static void fencing_tokens_increase(void)
 	rm_rf(dir);
 }
 
+/* In a child: opens a store of its own on dir and a hold on resource, or exits 100. */
+static void child_setup(const char *dir, const char *resource, lkc_store **store, lkc_hold *h)
+{
+	lkc_err err;
+
+	if (lkc_flock_open(store, dir, 0600, &err) != LKC_OK
+		|| lkc_hold_init(h, resource, strlen(resource), &err) != LKC_OK) {
+		_exit(100);
+	}
+}
+
+static void readers_hold_back_for_waiting_writer(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "prefer");
+	init_hold(&b, "prefer");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	/* Readers mark nothing while they hold. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(!has_writer(a.fd) && !has_waiter(a.fd));
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		child_waits(dir, "prefer", LKC_MODE_EXCLUSIVE);
+	}
+	CHECK(await_writer(a.fd));
+	/* Only a reader holds the lock, yet a new reader waits behind the writer, in this process as in another. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 50, &err), LKC_BUSY, &err);
+	CHECK(b.mode == LKC_MODE_NONE);
+	CHECK(other_process_tries(dir, "prefer", LKC_MODE_SHARED) == LKC_BUSY);
+	/* The last reader's release lets the writer in; it exits holding, which releases. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK(!has_writer(a.fd) && !has_waiter(a.fd));
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void demotion_ignores_waiting_writer(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "demote");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		child_waits(dir, "demote", LKC_MODE_EXCLUSIVE);
+	}
+	CHECK(await_writer(a.fd));
+	/* The writer's mark holds new readers back, not the holder that turns reader. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK(other_process_tries(dir, "demote", LKC_MODE_SHARED) == LKC_BUSY);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void promotion_waits_as_writer(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "promote");
+	init_hold(&b, "promote");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		lkc_store *s2;
+		lkc_hold h;
+
+		child_setup(dir, "promote", &s2, &h);
+		if (lkc_acquire(s2, &h, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err) != LKC_OK) {
+			_exit(2);
+		}
+		_exit(acquire_woken(s2, &h, LKC_MODE_EXCLUSIVE, &err) == LKC_OK ? 0 : 1);
+	}
+	CHECK(await_writer(a.fd));
+	/* A reader waiting to become the writer holds new readers back like any writer. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+/* How many reader processes keep the stream going; each holds for a while and reads again at once. */
+#define STREAM_READERS 4
+
+/* In a child: reads resource again and again, staggered by index, until stop reaches end of file; writes to ready once in. */
+static void child_reads_until_stopped(const char *dir, const char *resource, int index, int ready, int stop)
+{
+	lkc_store *store;
+	lkc_hold h;
+	lkc_err err;
+	char c;
+
+	child_setup(dir, resource, &store, &h);
+	if (fcntl(stop, F_SETFL, O_NONBLOCK) != 0) {
+		_exit(2);
+	}
+	usleep((useconds_t) index * 7000);
+	for (int n = 0;; n++) {
+		if (lkc_acquire(store, &h, LKC_MODE_SHARED, LKC_TTL_NONE, LONG_WAIT_MS, &err) != LKC_OK) {
+			_exit(1);
+		}
+		if (n == 0 && write(ready, "x", 1) != 1) {
+			_exit(3);
+		}
+		usleep(25000);
+		if (lkc_release(store, &h, 0, &err) != LKC_OK) {
+			_exit(4);
+		}
+		if (read(stop, &c, 1) == 0) {
+			_exit(0);
+		}
+	}
+}
+
+static void writer_not_starved_by_readers(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold w;
+	lkc_err err;
+	pid_t pids[STREAM_READERS];
+	int ready[2], stop[2];
+
+	make_tmpdir(dir);
+	CHECK(pipe(ready) == 0 && pipe(stop) == 0);
+	for (int i = 0; i < STREAM_READERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			close(ready[0]);
+			close(stop[1]);
+			child_reads_until_stopped(dir, "stream", i, ready[1], stop[0]);
+		}
+	}
+	close(ready[1]);
+	close(stop[0]);
+	for (int i = 0; i < STREAM_READERS; i++) {
+		await_child(ready[0]);
+	}
+	close(ready[0]);
+	/* Let the holds overlap: from now on some reader always holds the lock, and they go on until told to stop. */
+	usleep(100000);
+	store = open_store(dir);
+	init_hold(&w, "stream");
+	lkc_err_clear(&err);
+	CHECK_RC(acquire_woken(store, &w, LKC_MODE_EXCLUSIVE, &err), LKC_OK, &err);
+	CHECK(w.mode == LKC_MODE_EXCLUSIVE);
+	CHECK(other_process_tries(dir, "stream", LKC_MODE_SHARED) == LKC_BUSY);
+	CHECK_RC(lkc_release(store, &w, 0, &err), LKC_OK, &err);
+	/* The readers carry on after the writer, and stop when the pipe closes. */
+	usleep(50000);
+	close(stop[1]);
+	for (int i = 0; i < STREAM_READERS; i++) {
+		CHECK(reap(pids[i]) == 0);
+	}
+	lkc_hold_dispose(&w);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+/*
+ * In a child: watches for a waiting writer's mark on resource's lock file, checks
+ * that it holds our one attempt back although only readers hold the lock, then
+ * waits until woken: exits 0 when that worked.
+ */
+static void child_reads_behind_writer(const char *dir, const char *resource)
+{
+	lkc_store *store;
+	lkc_hold h;
+	lkc_err err;
+	char path[256];
+	int fd, seen;
+
+	child_setup(dir, resource, &store, &h);
+	lock_path(path, sizeof(path), dir, resource);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		_exit(2);
+	}
+	seen = await_writer(fd);
+	/* Closed before our wait, so that its event cannot wake us. */
+	close(fd);
+	if (!seen) {
+		_exit(3);
+	}
+	if (lkc_acquire(store, &h, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err) != LKC_BUSY) {
+		_exit(4);
+	}
+	_exit(acquire_woken(store, &h, LKC_MODE_SHARED, &err) == LKC_OK ? 0 : 1);
+}
+
+static void timed_out_writer_lets_readers_in(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a;
+	lkc_err err;
+	int result[2], go[2];
+	pid_t writer, reader;
+	char rc = -1;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "timeout");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(pipe(result) == 0 && pipe(go) == 0);
+	writer = fork();
+	if (writer == 0) {
+		lkc_store *s2;
+		lkc_hold h;
+		char c;
+
+		close(result[0]);
+		close(go[1]);
+		child_setup(dir, "timeout", &s2, &h);
+		c = (char) lkc_acquire(s2, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 3000, &err);
+		/*
+		 * Alive until told: our exit would close the lock file, and that event would
+		 * wake the reader even if our timed-out wait forgot to.
+		 */
+		if (write(result[1], &c, 1) != 1 || read(go[0], &c, 1) != 0) {
+			_exit(2);
+		}
+		_exit(0);
+	}
+	close(result[1]);
+	close(go[0]);
+	CHECK(await_writer(a.fd));
+	reader = fork();
+	if (reader == 0) {
+		child_reads_behind_writer(dir, "timeout");
+	}
+	/* We keep our shared hold throughout: the reader gets in only when the writer gives up, and is woken then. */
+	CHECK(read(result[0], &rc, 1) == 1 && rc == LKC_BUSY);
+	CHECK(reap(reader) == 0);
+	CHECK(!has_writer(a.fd) && !has_waiter(a.fd));
+	close(go[1]);
+	close(result[0]);
+	CHECK(reap(writer) == 0);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
+static void interrupted_writer_lets_readers_in(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	struct sigaction sa, old;
+	struct itimerval it = { { 0, 0 }, { 2, 0 } };
+	pid_t reader;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "interrupt-writer");
+	init_hold(&b, "interrupt-writer");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	reader = fork();
+	if (reader == 0) {
+		child_reads_behind_writer(dir, "interrupt-writer");
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, &old);
+	alarmed = 0;
+	lkc_set_interrupt_hook(alarm_hook);
+	setitimer(ITIMER_REAL, &it, NULL);
+	/* Our own shared hold keeps us waiting until the host ends the wait. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, LKC_WAIT_FOREVER, &err), LKC_INTERRUPTED, &err);
+	lkc_set_interrupt_hook(NULL);
+	sigaction(SIGALRM, &old, NULL);
+	CHECK(b.mode == LKC_MODE_NONE);
+	/* The reader that held back for us is woken, and our marks are gone. */
+	CHECK(reap(reader) == 0);
+	CHECK(!has_writer(a.fd) && !has_waiter(a.fd));
+	CHECK(other_process_tries(dir, "interrupt-writer", LKC_MODE_SHARED) == LKC_OK);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
 TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_holds_conflict_in_process),
 	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
 	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
 	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
 	T(holds_convert), T(host_interrupts_wait), T(descriptor_is_kept_across_holds),
 	T(release_wakes_waiter_without_close), T(downgrade_wakes_readers), T(force_release_while_kept_reopens),
-	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase))
+	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase),
+	T(readers_hold_back_for_waiting_writer), T(demotion_ignores_waiting_writer), T(promotion_waits_as_writer),
+	T(writer_not_starved_by_readers), T(timed_out_writer_lets_readers_in), T(interrupted_writer_lets_readers_in))
