@@ -2,8 +2,9 @@
 /*
  * Turns bench/run.sh's raw measurements into the results table: the median rate
  * of each contender over the rounds, our figure against the peer's, the median of
- * the per-round ratios and the verdict against issue 2's targets. Exits 1 when a
- * target is missed.
+ * the per-round ratios and the verdict against issue 2's targets; the handoff
+ * latencies and contention figures against issue 3's. Exits 1 when a target is
+ * missed.
  *
  *   php report.php <raw.tsv> <header text>
  */
@@ -28,6 +29,28 @@ const MEMORY = [
 ];
 const MEMORY_LIMIT_KB = 1024;
 
+/*
+ * Handoff latency: store, ours, peer, targets for p50 and p99 in ms (null: for
+ * information). The latencies of all rounds are pooled for the percentiles.
+ */
+const HANDOFF = [
+	['redis', 'handoff.redis.ours', 'handoff.redis.symfony', 0.5, 2.0],
+	['redis, fair => false', 'handoff.redis.ours-unfair', 'handoff.redis.symfony', null, null],
+	['flock', 'handoff.flock.ours', 'handoff.flock.symfony', 0.2, null],
+	['sem', 'handoff.sem.ours', 'handoff.sem.symfony', 0.2, null],
+];
+
+/*
+ * Contention: store, ours, peer, target utilisation (%), longest wait (ms) and
+ * largest deviation of a process's count from the average (%); null: for information.
+ */
+const CONTENTION = [
+	['redis', 'contend.redis.ours', 'contend.redis.symfony', 90.0, 3 * 8 * 1.0, 10.0],
+	['redis, fair => false', 'contend.redis.ours-unfair', 'contend.redis.symfony', null, null, null],
+	['flock', 'contend.flock.ours', 'contend.flock.symfony', 90.0, null, null],
+	['sem', 'contend.sem.ours', 'contend.sem.symfony', 90.0, null, null],
+];
+
 /* A contender whose rounds differ by more than this (percent of its median) ran on a busy machine. */
 const NOISY_SPREAD = 25;
 
@@ -47,6 +70,26 @@ function upper_quartile(array $values): float
 	return (float) $values[(int) ceil(0.75 * count($values)) - 1];
 }
 
+/** The p-th percentile (0-100) of a non-empty list of numbers (nearest rank). */
+function percentile(array $values, float $p): float
+{
+	sort($values);
+	return (float) $values[max(0, (int) ceil($p / 100 * count($values)) - 1)];
+}
+
+/** A duration given in ns as milliseconds, with three significant decimals below 1 ms. */
+function ms(float $ns): string
+{
+	$ms = $ns / 1e6;
+	return $ms < 1 ? sprintf('%.3f ms', $ms) : ($ms < 100 ? sprintf('%.2f ms', $ms) : sprintf('%.0f ms', $ms));
+}
+
+/** "x.xxx" for how many times better ours is ($better / $worse), or "-" when it cannot be said. */
+function times(float $better, float $worse): string
+{
+	return $worse > 0 ? sprintf('%.2fx', $better / $worse) : '-';
+}
+
 /** A rate as "12,345/s". */
 function rate(float $rate): string
 {
@@ -59,12 +102,21 @@ if ($argc !== 3) {
 }
 $rates = [];
 $memory = [];
+/* contender => round => list of latencies (ns) */
+$handoffs = [];
+/* contender => round => [wall, held, longest wait, overlaps, counts] (ns, counts) */
+$contention = [];
 foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line) {
 	$f = explode("\t", $line);
 	if ($f[0] === 'rate') {
 		$rates[$f[1]][(int) $f[2]] = (float) $f[3];
 	} elseif ($f[0] === 'mem') {
 		$memory[$f[1]] = ['cycles' => (int) $f[2], 'before' => (int) $f[3], 'after' => (int) $f[4]];
+	} elseif ($f[0] === 'handoff') {
+		$handoffs[$f[1]][(int) $f[2]] = array_map('intval', explode(' ', $f[3]));
+	} elseif ($f[0] === 'contend') {
+		$v = array_map('intval', explode(' ', $f[3]));
+		$contention[$f[1]][(int) $f[2]] = [$v[0], $v[1], $v[2], $v[3], array_slice($v, 4)];
 	}
 }
 
@@ -102,6 +154,71 @@ foreach (COMPARISONS as [$group, $what, $ours, $peer, $target]) {
 	$rows[] = [$group, $what, rate($a), rate($b), sprintf('%.2fx', $ratio),
 		$target === null ? '-' : sprintf('>= %.2fx', $target), $verdict];
 }
+/** Adds a table row for a figure of ours beside the peer's, with its verdict against $ok (null: for information). */
+$addRow = static function (string $group, string $what, string $ours, string $peer, string $ratio, string $target, ?bool $ok)
+	use (&$rows, &$failed): void {
+	if ($ok === false) {
+		$failed++;
+	}
+	$rows[] = [$group, $what, $ours, $peer, $ratio, $target, $ok === null ? 'info' : ($ok ? 'PASS' : 'FAIL')];
+};
+
+foreach (HANDOFF as [$store, $ours, $peer, $p50Target, $p99Target]) {
+	if (!isset($handoffs[$ours], $handoffs[$peer])) {
+		continue;
+	}
+	$a = array_merge(...array_values($handoffs[$ours]));
+	$b = array_merge(...array_values($handoffs[$peer]));
+	/* As for the rates, the p50 ratio pairs the two contenders' slices of each round. */
+	$paired = [];
+	foreach ($handoffs[$ours] as $round => $lat) {
+		if (isset($handoffs[$peer][$round])) {
+			$paired[] = median($handoffs[$peer][$round]) / max(1, median($lat));
+		}
+	}
+	$p50 = percentile($a, 50);
+	$p99 = percentile($a, 99);
+	$addRow('handoff', sprintf('%s: p50 of %d, vs Symfony', $store, count($a)), ms($p50), ms(percentile($b, 50)),
+		sprintf('%.2fx', median($paired)), $p50Target === null ? '-' : sprintf('<= %.1f ms', $p50Target),
+		$p50Target === null ? null : $p50 <= $p50Target * 1e6);
+	$addRow('handoff', sprintf('%s: p99', $store), ms($p99), ms(percentile($b, 99)),
+		times(percentile($b, 99), $p99), $p99Target === null ? '-' : sprintf('<= %.1f ms', $p99Target),
+		$p99Target === null ? null : $p99 <= $p99Target * 1e6);
+}
+
+/** A contention contender's totals over its rounds: utilisation %, longest wait ns, counts, count deviation %, overlaps. */
+$totals = static function (array $byRound): array {
+	$wall = $held = $longest = $overlaps = 0;
+	$counts = [];
+	foreach ($byRound as [$w, $h, $l, $o, $c]) {
+		$wall += $w;
+		$held += $h;
+		$longest = max($longest, $l);
+		$overlaps += $o;
+		foreach ($c as $i => $n) {
+			$counts[$i] = ($counts[$i] ?? 0) + $n;
+		}
+	}
+	$average = array_sum($counts) / max(1, count($counts));
+	$deviation = $average > 0 ? max(array_map(static fn ($n) => abs($n - $average), $counts)) / $average * 100 : 100.0;
+	return [$held / max(1, $wall) * 100, $longest, $counts, $deviation, $overlaps];
+};
+foreach (CONTENTION as [$store, $ours, $peer, $utilTarget, $waitTarget, $spreadTarget]) {
+	if (!isset($contention[$ours], $contention[$peer])) {
+		continue;
+	}
+	[$ua, $la, , $da, $oa] = $totals($contention[$ours]);
+	[$ub, $lb, , $db, $ob] = $totals($contention[$peer]);
+	$addRow('contention', "$store: lock utilisation", sprintf('%.1f%%', $ua), sprintf('%.1f%%', $ub), times($ua, $ub),
+		$utilTarget === null ? '-' : sprintf('>= %.0f%%', $utilTarget), $utilTarget === null ? null : $ua >= $utilTarget);
+	$addRow('contention', "$store: longest single wait", ms($la), ms($lb), times($lb, $la),
+		$waitTarget === null ? '-' : sprintf('<= %.0f ms', $waitTarget), $waitTarget === null ? null : $la <= $waitTarget * 1e6);
+	$addRow('contention', "$store: largest count off the average", sprintf('%.1f%%', $da), sprintf('%.1f%%', $db), times($db, $da),
+		$spreadTarget === null ? '-' : sprintf('<= %.0f%%', $spreadTarget), $spreadTarget === null ? null : $da <= $spreadTarget);
+	/* Holds that overlapped in time would mean a broken lock (or a broken measurement): ours must have none. */
+	$addRow('contention', "$store: holds that overlapped", (string) $oa, (string) $ob, '-', '0', $oa === 0);
+}
+
 foreach (MEMORY as [$contender, $label]) {
 	if (!isset($memory[$contender])) {
 		continue;
@@ -161,11 +278,38 @@ if ($pairs !== []) {
 			upper_quartile($rates[$ours]) / upper_quartile($rates[$peer]));
 	}
 }
+if ($handoffs !== []) {
+	echo "\nhandoff latency per round (median of the round's handoffs, ms), then p50 / p90 / p99 / max of all:\n";
+	$width = max(array_map('strlen', array_keys($handoffs)));
+	foreach ($handoffs as $contender => $byRound) {
+		ksort($byRound);
+		$all = array_merge(...array_values($byRound));
+		printf("  %s  [%s]  %s / %s / %s / %s\n", str_pad($contender, $width),
+			implode(' ', array_map(static fn ($l) => sprintf('%.3f', median($l) / 1e6), $byRound)),
+			ms(percentile($all, 50)), ms(percentile($all, 90)), ms(percentile($all, 99)), ms(max($all)));
+	}
+}
+if ($contention !== []) {
+	echo "\ncontention per round (utilisation %, longest wait ms), then each process's count over all rounds:\n";
+	$width = max(array_map('strlen', array_keys($contention)));
+	foreach ($contention as $contender => $byRound) {
+		ksort($byRound);
+		[, , $counts] = $totals($byRound);
+		printf("  %s  [%s]  counts %s\n", str_pad($contender, $width),
+			implode(' ', array_map(static fn ($r) => sprintf('%.1f%%/%.1f', $r[1] / max(1, $r[0]) * 100, $r[2] / 1e6), $byRound)),
+			implode(' ', $counts));
+	}
+	printf("  (%d processes; each cycle: blocking acquire, hold 1 ms busy, release, 1 ms usleep)\n", count($counts));
+}
 if ($memory !== []) {
 	echo "\nmemory runs (VmRSS after a warm-up of 5,000 cycles, then after the run):\n";
 	foreach ($memory as $contender => $m) {
 		printf("  %s  %s cycles: %d kB -> %d kB\n", $contender, number_format($m['cycles']), $m['before'], $m['after']);
 	}
+}
+if ($handoffs !== [] || $contention !== []) {
+	echo "\nratio: how many times better ours is than the peer (rates, utilisation: ours/peer;\n"
+		. "latencies, waits, count deviations: peer/ours; a handoff p50 pairs the slices of each round).\n";
 }
 echo "\n", $failed === 0 ? 'all targets met' : "$failed target(s) missed", "\n";
 exit($failed === 0 ? 0 : 1);

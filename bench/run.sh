@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # The benchmark against the peers, in one run: rates of uncontended acquire+release
-# cycles (Redis, flock, semaphore) and memory growth over many cycles. Prints the
-# table and writes it to bench/results/latest.txt; exits 1 when a target is missed.
+# cycles (Redis, flock, semaphore), memory growth over many cycles, handoff latency
+# of blocking waits and 8-process contention. Prints the table and writes it to
+# bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, memory)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, memory, handoff, contention)
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
-# BENCH_MEM_REDIS (100000) are the cycles of the memory runs; PHP picks the php binary.
-# bench/README.md explains the method.
+# BENCH_MEM_REDIS (100000) are the cycles of the memory runs; BENCH_HANDOFFS (200)
+# handoffs per contender in BENCH_HANDOFF_ROUNDS (10) rounds, the holder pausing up
+# to BENCH_HANDOFF_DELAY_MS (110) before it releases; BENCH_CONTENTION_SECONDS (5)
+# of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; PHP picks the
+# php binary. bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bench="$root/bench"
@@ -18,16 +22,21 @@ seconds="${BENCH_SECONDS:-0.25}"
 rounds="${BENCH_ROUNDS:-20}"
 mem_flock="${BENCH_MEM_FLOCK:-1000000}"
 mem_redis="${BENCH_MEM_REDIS:-100000}"
+handoffs="${BENCH_HANDOFFS:-200}"
+handoff_rounds="${BENCH_HANDOFF_ROUNDS:-10}"
+handoff_delay="${BENCH_HANDOFF_DELAY_MS:-110}"
+contention_seconds="${BENCH_CONTENTION_SECONDS:-5}"
+contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem memory)
+all_groups=(redis flock sem memory handoff contention)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | memory) groups+=("$arg") ;;
+		redis | flock | memory | handoff | contention) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
-		-h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, memory)" >&2; exit 2 ;;
+		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, memory, handoff, contention)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -35,12 +44,16 @@ if ! [[ "$seconds" =~ ^[0-9]*[.]?[0-9]+$ ]] || ! awk -v s="$seconds" 'BEGIN { ex
 	echo "bench: BENCH_SECONDS must be a number of seconds above 0, not '$seconds'" >&2
 	exit 2
 fi
-for count in "$rounds" "$mem_flock" "$mem_redis"; do
+for count in "$rounds" "$mem_flock" "$mem_redis" "$handoffs" "$handoff_rounds" "$handoff_delay" \
+	"$contention_seconds" "$contention_rounds"; do
 	if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
-		echo "bench: BENCH_ROUNDS, BENCH_MEM_FLOCK and BENCH_MEM_REDIS must be positive integers, not '$count'" >&2
+		echo "bench: BENCH_ROUNDS, BENCH_MEM_*, BENCH_HANDOFF* and BENCH_CONTENTION_* must be positive integers, not '$count'" >&2
 		exit 2
 	fi
 done
+# Handoffs per round (the total is rounded up to whole rounds) and seconds of one contention slice.
+handoff_slice=$(((handoffs + handoff_rounds - 1) / handoff_rounds))
+contention_slice="$(awk -v s="$contention_seconds" -v r="$contention_rounds" 'BEGIN { printf "%.3f", s / r }')"
 
 # Which groups run.
 wants() {
@@ -105,7 +118,7 @@ start_redis() {
 	return 1
 }
 
-if wants redis || wants memory; then
+if wants redis || wants memory || wants handoff || wants contention; then
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
@@ -121,6 +134,7 @@ fi
 mkdir -p "$work/flock"
 export BENCH_DIR="$work/flock"
 export BENCH_RESOURCE="lock-bench-$$"
+export BENCH_HANDOFF_DELAY_MS="$handoff_delay"
 
 # Sets cmd to the command of one contender, a PHP process of its own: ours with the
 # extension, the peers without it.
@@ -129,7 +143,7 @@ worker_cmd() {
 	shift
 	cmd=("$php")
 	case "$contender" in
-		*.ours | *.ours-new) cmd+=(-d "extension=$ext") ;;
+		*.ours | *.ours-*) cmd+=(-d "extension=$ext") ;;
 	esac
 	cmd+=("$bench/worker.php" "$contender" "$@")
 }
@@ -137,8 +151,12 @@ worker_cmd() {
 raw="$work/raw.tsv"
 : >"$raw"
 started=$SECONDS
-# Longest a worker may take to answer: its slice, plus set-up and slow-machine slack.
-answer_timeout="$(awk -v s="$seconds" 'BEGIN { printf "%d", s + 60 }')"
+# Other work on the machine shows in the figures (the waiting groups most), so the results say how busy it was.
+load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+# Longest a worker may take to answer: its slice, plus set-up and slow-machine slack
+# (a handoff takes at most the holder's pause plus Symfony's 110 ms poll, with room to spare).
+answer_timeout="$(awk -v s="$seconds" -v c="$contention_slice" -v h="$handoff_slice" -v d="$handoff_delay" \
+	'BEGIN { t = s; if (c > t) t = c; if (h * (d + 300) / 1000 > t) t = h * (d + 300) / 1000; printf "%d", t + 60 }')"
 
 # Reads one line from a worker into $line, failing when it dies or hangs.
 ask() {
@@ -159,10 +177,14 @@ tell() {
 }
 
 # Starts every contender of a group as a serving worker (set up and warmed up once),
-# then runs them in alternation for the configured rounds, one slice each per round,
-# rotating the order each round so that no contender always runs first; records each
-# slice's rate.
-rate_group() {
+# then runs them in alternation for the given rounds, one slice each per round,
+# rotating the order each round so that no contender always runs first; records
+# each slice's answer as a line of raw.tsv: a rate for kind rate, the worker's own
+# line (latencies, contention figures) for the others.
+#   serve_group <kind> <rounds> <warm-up argument> <command> <contender>...
+serve_group() {
+	local kind=$1 group_rounds=$2 warmup=$3 command=$4
+	shift 4
 	local contenders=("$@") n=$# r i c line
 	local wfd=() rfd=() pids=()
 	for ((i = 0; i < n; i++)); do
@@ -173,7 +195,7 @@ rate_group() {
 			for fd in "${wfd[@]}" "${rfd[@]}"; do
 				exec {fd}>&-
 			done
-			worker_cmd "$c" serve 0.2
+			worker_cmd "$c" serve "$warmup"
 			exec "${cmd[@]}"
 		) <"$work/$c.in" >"$work/$c.out" &
 		pids[$i]=$!
@@ -187,13 +209,17 @@ rate_group() {
 		ask "${rfd[$i]}" "${contenders[$i]}"
 		[ "$line" = ready ] || { echo "bench: ${contenders[$i]} did not start: $line" >&2; exit 1; }
 	done
-	for ((r = 0; r < rounds; r++)); do
+	for ((r = 0; r < group_rounds; r++)); do
 		for ((i = 0; i < n; i++)); do
 			local k=$(((i + r) % n))
 			c="${contenders[$k]}"
-			tell "${wfd[$k]}" "$c" "rate $seconds"
+			tell "${wfd[$k]}" "$c" "$command"
 			ask "${rfd[$k]}" "$c"
-			awk -v c="$c" -v r="$((r + 1))" '{ printf "rate\t%s\t%d\t%.1f\n", c, r, $1 / $2 }' <<<"$line" >>"$raw"
+			if [ "$kind" = rate ]; then
+				awk -v c="$c" -v r="$((r + 1))" '{ printf "rate\t%s\t%d\t%.1f\n", c, r, $1 / $2 }' <<<"$line" >>"$raw"
+			else
+				printf '%s\t%s\t%d\t%s\n' "$kind" "$c" "$((r + 1))" "$line" >>"$raw"
+			fi
 		done
 	done
 	for ((i = 0; i < n; i++)); do
@@ -205,6 +231,11 @@ rate_group() {
 		exec {fd}<&-
 	done
 	worker_pids=()
+}
+
+# Rates of uncontended cycles, alternating slices of BENCH_SECONDS.
+rate_group() {
+	serve_group rate "$rounds" 0.2 "rate $seconds" "$@"
 }
 
 # Measures the RSS growth of one contender over many cycles after a warm-up.
@@ -228,6 +259,16 @@ for g in "${groups[@]}"; do
 			mem_run flock.ours "$mem_flock"
 			mem_run redis.ours "$mem_redis"
 			;;
+		handoff)
+			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
+				handoff.redis.ours handoff.redis.symfony handoff.redis.ours-unfair \
+				handoff.flock.ours handoff.flock.symfony handoff.sem.ours handoff.sem.symfony
+			;;
+		contention)
+			serve_group contend "$contention_rounds" 0.2 "contend $contention_slice" \
+				contend.redis.ours contend.redis.symfony contend.redis.ours-unfair \
+				contend.flock.ours contend.flock.symfony contend.sem.ours contend.sem.symfony
+			;;
 	esac
 done
 
@@ -238,7 +279,8 @@ server="$(redis-server --version | sed -n 's/.* v=\([^ ]*\).*/\1/p')"
 header="lock bench $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) CPUs
 $versions, symfony/lock $symfony, redis-server $server
 $module
-BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds, took $((SECONDS - started)) s"
+load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end
+BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds; handoffs $((handoff_slice * handoff_rounds)) in $handoff_rounds rounds, pause <= $handoff_delay ms; contention $contention_seconds s in $contention_rounds rounds; took $((SECONDS - started)) s"
 "$php" -n "$bench/report.php" "$raw" "$header" | tee "$bench/results/latest.txt"
 status=${PIPESTATUS[0]}
 exit "$status"

@@ -8,10 +8,18 @@
  *       stdin runs that long and prints "<cycles> <seconds>"; "quit" ends it
  *   php worker.php <contender> mem <cycles> <warmup-cycles>
  *       prints "<rss-before-kB> <rss-after-kB>" around the cycles
+ *   php worker.php handoff.<store>.<who> serve <warmup-handoffs>
+ *       forks a partner; for each line "handoff <n>" prints n handoff latencies (ns)
+ *   php worker.php contend.<store>.<who> serve <warmup-seconds>
+ *       forks 8 contenders; for each line "contend <seconds>" prints
+ *       "<wall> <held> <longest-wait> <overlaps> <count> x 8" (ns, counts)
  *
  * The environment gives BENCH_RESOURCE (the resource name), BENCH_DIR (the flock
  * directory) and BENCH_REDIS_PORT (the loopback redis-server). A cycle is one
  * non-blocking acquire that must succeed plus one release; anything else aborts.
+ * The waiting groups (handoff, contend) take <store> redis, flock or sem and
+ * <who> ours, ours-unfair (redis only: fair => false) or symfony; BENCH_HANDOFF_DELAY_MS
+ * bounds the holder's random pause before it releases.
  */
 
 declare(strict_types=1);
@@ -57,11 +65,11 @@ function bench_phpredis(): Redis
 	return $redis;
 }
 
-/** Our store for a group. */
-function bench_our_store(string $group): Lock\Store
+/** Our store for a group; $fair picks the Redis store's waiting mode. */
+function bench_our_store(string $group, bool $fair = true): Lock\Store
 {
 	return match ($group) {
-		'redis' => new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_REDIS_PORT')),
+		'redis' => new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_REDIS_PORT'), ['fair' => $fair]),
 		'flock' => new Lock\Store\FlockStore(bench_env('BENCH_DIR')),
 		'sem' => new Lock\Store\SemaphoreStore(),
 	};
@@ -203,6 +211,14 @@ if ($argc < 4) {
 $name = $argv[1];
 $mode = $argv[2];
 $resource = bench_env('BENCH_RESOURCE') . ':' . $name;
+if (str_starts_with($name, 'handoff.') || str_starts_with($name, 'contend.')) {
+	if ($mode !== 'serve') {
+		bench_fail("$name only serves");
+	}
+	require __DIR__ . '/waiting.php';
+	bench_waiting_serve($name, $resource, (float) $argv[3]);
+	exit(0);
+}
 [$run, $cleanup] = bench_contender($name, $resource);
 
 if ($mode === 'serve') {

@@ -1,0 +1,296 @@
+<?php
+/*
+ * The waiting contenders of the benchmark (groups handoff and contention), loaded
+ * by worker.php: blocking acquires of ours and of Symfony's, between processes of
+ * their own. Each contender forks its partners once at start-up; every partner
+ * builds its own store and connection after the fork.
+ *
+ * handoff.<store>.<who>: the worker (the holder) and one forked waiter. Per
+ * handoff the holder holds the lock, tells the waiter to go; the waiter says it is
+ * about to wait and calls a blocking acquire; the holder waits until the waiter
+ * sleeps in the kernel, pauses a random 1 ms .. BENCH_HANDOFF_DELAY_MS more (so the
+ * release falls at a random phase of a waiter that polls), reads hrtime() and
+ * releases. The waiter reads hrtime() when its acquire returns, releases, and sends
+ * that time back. hrtime() is CLOCK_MONOTONIC, one clock for every process of the
+ * machine, so the difference is the handoff latency.
+ *
+ * contend.<store>.<who>: the worker coordinates CONTENDERS forked processes. For
+ * a slice it gives them a common start and end; each then loops: blocking acquire,
+ * hold for HOLD_NS (busy-waiting on hrtime(), so the hold is exactly that long and
+ * counts as work), release, then OTHER_US of other work (usleep, like I/O, leaving
+ * the CPUs to the holder and the woken waiter). Each reports its count, the time it
+ * held the lock (from acquire() returning to release() being called, cut at the
+ * end), its longest wait (from the call to acquire() to its return) and its hold
+ * intervals, which the worker merges to check that no two overlapped.
+ */
+
+declare(strict_types=1);
+
+use Symfony\Component\Lock\LockFactory as SfFactory;
+
+/* Processes contending in the contention group, and what each does per cycle. */
+const CONTENDERS = 8;
+const HOLD_NS = 1_000_000;
+const OTHER_US = 1000;
+/* Longest a blocking acquire of ours may wait before the run is declared broken (s). */
+const WAIT_LIMIT = 60.0;
+
+/**
+ * A blocking lock on $resource for a waiting contender, built in the calling
+ * process: [acquire (blocking, aborts when not had), release, clean-up].
+ */
+function bench_waiting_lock(string $group, string $who, string $resource): array
+{
+	if ($who === 'ours' || $who === 'ours-unfair') {
+		if ($who === 'ours-unfair' && $group !== 'redis') {
+			bench_fail("$who is for redis only");
+		}
+		$store = bench_our_store($group, $who === 'ours');
+		$lock = (new Lock\Factory($store))->createLock($resource);
+		return [
+			static function () use ($lock): void {
+				if (!$lock->acquire(true, WAIT_LIMIT)) {
+					bench_fail('blocking acquire not done within ' . WAIT_LIMIT . ' s');
+				}
+			},
+			static fn () => $lock->release(),
+			static fn () => $store->forceRelease($resource),
+		];
+	}
+	if ($who !== 'symfony') {
+		bench_fail("unknown contender kind $who");
+	}
+	bench_symfony();
+	$lock = (new SfFactory(bench_symfony_store($group)))->createLock($resource);
+	return [
+		/* Symfony 5.4 has no timeout: it returns true or throws. */
+		static fn () => $lock->acquire(true),
+		static fn () => $lock->release(),
+		static fn () => null,
+	];
+}
+
+/** Whether process $pid sleeps in the kernel (state S or D), i.e. is blocked. */
+function bench_blocked(int $pid): bool
+{
+	$stat = @file_get_contents("/proc/$pid/stat");
+	if ($stat === false) {
+		bench_fail("process $pid is gone");
+	}
+	/* The state follows the command name, which is in parentheses. */
+	$state = $stat[(int) strrpos($stat, ')') + 2] ?? '';
+	return $state === 'S' || $state === 'D';
+}
+
+/** Reads one line from a partner's socket; the partner's death aborts the run. */
+function bench_read($sock, string $who): string
+{
+	$line = fgets($sock);
+	if ($line === false) {
+		bench_fail("$who stopped answering");
+	}
+	return rtrim($line, "\n");
+}
+
+/** Forks a partner that runs $body with its end of a socket pair; returns [pid, our end]. */
+function bench_fork(callable $body): array
+{
+	/* Our ends of the partners forked before: a partner must not keep them open, or its siblings never see EOF. */
+	static $ours = [];
+
+	$pair = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
+	if ($pair === false) {
+		bench_fail('cannot make a socket pair');
+	}
+	$pid = pcntl_fork();
+	if ($pid < 0) {
+		bench_fail('cannot fork');
+	}
+	if ($pid === 0) {
+		foreach ([...$ours, $pair[0]] as $end) {
+			fclose($end);
+		}
+		$body($pair[1]);
+		exit(0);
+	}
+	fclose($pair[1]);
+	$ours[] = $pair[0];
+	return [$pid, $pair[0]];
+}
+
+/** The waiter of the handoff contender: acquires when told, reports when it got the lock. */
+function bench_handoff_waiter($sock, string $group, string $who, string $resource): void
+{
+	[$acquire, $release, $cleanup] = bench_waiting_lock($group, $who, $resource);
+	while (($line = fgets($sock)) !== false && trim($line) === 'go') {
+		fwrite($sock, "w\n");
+		$acquire();
+		$got = hrtime(true);
+		$release();
+		fwrite($sock, "$got\n");
+	}
+	$cleanup();
+}
+
+/** Runs $n handoffs to the waiter (pid, socket) and returns their latencies in ns. */
+function bench_handoffs(callable $acquire, callable $release, int $pid, $sock, int $n, int $maxDelayUs): array
+{
+	$latencies = [];
+	for ($i = 0; $i < $n; $i++) {
+		/* The waiter released before it reported, so this does not wait. */
+		$acquire();
+		fwrite($sock, "go\n");
+		if (bench_read($sock, 'the waiter') !== 'w') {
+			bench_fail('the waiter is out of step');
+		}
+		while (!bench_blocked($pid)) {
+			usleep(50);
+		}
+		usleep(random_int(1000, max(1000, $maxDelayUs)));
+		$released = hrtime(true);
+		$release();
+		$latencies[] = (int) bench_read($sock, 'the waiter') - $released;
+	}
+	return $latencies;
+}
+
+/**
+ * One process of the contention contender: for each "go <start> <end>" it runs
+ * cycles from start to end and reports "<count> <held> <longest-wait> <intervals...>".
+ */
+function bench_contender_loop($sock, string $group, string $who, string $resource): void
+{
+	[$acquire, $release, $cleanup] = bench_waiting_lock($group, $who, $resource);
+	while (($line = fgets($sock)) !== false) {
+		$cmd = explode(' ', trim($line));
+		if ($cmd[0] !== 'go') {
+			break;
+		}
+		[, $start, $end] = array_map('intval', $cmd);
+		$wait = $start - hrtime(true);
+		if ($wait > 0) {
+			usleep(intdiv($wait, 1000));
+		}
+		$count = 0;
+		$held = 0;
+		$longest = 0;
+		$intervals = [];
+		while (($called = hrtime(true)) < $end) {
+			$acquire();
+			$got = hrtime(true);
+			$longest = max($longest, $got - $called);
+			if ($got >= $end) {
+				$release();
+				break;
+			}
+			$until = $got + HOLD_NS;
+			while (hrtime(true) < $until) {
+				/* Busy: the hold is work, exactly HOLD_NS long. */
+			}
+			$done = hrtime(true);
+			$release();
+			$count++;
+			$held += min($done, $end) - $got;
+			$intervals[] = $got;
+			$intervals[] = $done;
+			usleep(OTHER_US);
+		}
+		fwrite($sock, "$count $held $longest " . implode(' ', $intervals) . "\n");
+	}
+	$cleanup();
+}
+
+/** Runs one contention slice of $seconds over the partners; returns the summary line. */
+function bench_contend(array $partners, float $seconds): string
+{
+	/* A common start shortly ahead, so that every process is ready for it. */
+	$start = hrtime(true) + 50_000_000;
+	$end = $start + (int) ($seconds * 1e9);
+	foreach ($partners as [, $sock]) {
+		fwrite($sock, "go $start $end\n");
+	}
+	$held = 0;
+	$longest = 0;
+	$counts = [];
+	$intervals = [];
+	foreach ($partners as $i => [, $sock]) {
+		$f = array_map('intval', explode(' ', bench_read($sock, "contender $i")));
+		$counts[] = $f[0];
+		$held += $f[1];
+		$longest = max($longest, $f[2]);
+		for ($k = 3; $k + 1 < count($f); $k += 2) {
+			$intervals[] = [$f[$k], $f[$k + 1]];
+		}
+	}
+	/* Mutual exclusion, seen from the clock: sorted by start, no hold may begin before the last one ended. */
+	usort($intervals, static fn ($a, $b) => $a[0] <=> $b[0]);
+	$overlaps = 0;
+	$lastEnd = 0;
+	foreach ($intervals as [$from, $to]) {
+		if ($from < $lastEnd) {
+			$overlaps++;
+		}
+		$lastEnd = max($lastEnd, $to);
+	}
+	return sprintf('%d %d %d %d %s', $end - $start, $held, $longest, $overlaps, implode(' ', $counts));
+}
+
+/** Serves a waiting contender: warms up, prints "ready", then answers the runner's commands. */
+function bench_waiting_serve(string $name, string $resource, float $warmup): void
+{
+	$parts = explode('.', $name);
+	if (count($parts) !== 3 || !in_array($parts[1], ['redis', 'flock', 'sem'], true)) {
+		bench_fail("unknown contender $name");
+	}
+	[$kind, $group, $who] = $parts;
+	if ($who === 'symfony') {
+		/* Loaded before the fork, so that the partners share the work of loading it. */
+		bench_symfony();
+	}
+	if ($kind === 'handoff') {
+		$maxDelayUs = (int) ((float) (getenv('BENCH_HANDOFF_DELAY_MS') ?: '110') * 1000);
+		[$pid, $sock] = bench_fork(static fn ($s) => bench_handoff_waiter($s, $group, $who, $resource));
+		[$acquire, $release, $cleanup] = bench_waiting_lock($group, $who, $resource);
+		bench_handoffs($acquire, $release, $pid, $sock, max(1, (int) $warmup), $maxDelayUs);
+		echo "ready\n";
+		while (($line = fgets(STDIN)) !== false) {
+			$cmd = explode(' ', trim($line));
+			if ($cmd[0] === 'quit') {
+				break;
+			}
+			if ($cmd[0] !== 'handoff' || !isset($cmd[1])) {
+				bench_fail('unknown command ' . trim($line));
+			}
+			/* One handoff first, unmeasured: the pair sat idle while the others ran. */
+			bench_handoffs($acquire, $release, $pid, $sock, 1, $maxDelayUs);
+			echo implode(' ', bench_handoffs($acquire, $release, $pid, $sock, (int) $cmd[1], $maxDelayUs)), "\n";
+		}
+		fclose($sock);
+		pcntl_waitpid($pid, $status);
+		$cleanup();
+		return;
+	}
+	if ($kind !== 'contend') {
+		bench_fail("unknown contender $name");
+	}
+	$partners = [];
+	for ($i = 0; $i < CONTENDERS; $i++) {
+		$partners[] = bench_fork(static fn ($s) => bench_contender_loop($s, $group, $who, $resource));
+	}
+	bench_contend($partners, $warmup);
+	echo "ready\n";
+	while (($line = fgets(STDIN)) !== false) {
+		$cmd = explode(' ', trim($line));
+		if ($cmd[0] === 'quit') {
+			break;
+		}
+		if ($cmd[0] !== 'contend' || !isset($cmd[1])) {
+			bench_fail('unknown command ' . trim($line));
+		}
+		echo bench_contend($partners, (float) $cmd[1]), "\n";
+	}
+	foreach ($partners as [$pid, $sock]) {
+		fclose($sock);
+		pcntl_waitpid($pid, $status);
+	}
+}
