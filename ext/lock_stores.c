@@ -240,6 +240,9 @@ static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval
 		char **slot = name[0] == 'u' ? &cfg->username : &cfg->password;
 		if (Z_TYPE_P(value) == IS_NULL) {
 			php_lock_set_str(slot, NULL, 0);
+		} else if (memchr(Z_STRVAL_P(value), '\0', Z_STRLEN_P(value)) != NULL) {
+			zend_argument_value_error(arg_num, "%s must not contain NUL bytes", what);
+			return false;
 		} else {
 			php_lock_set_str(slot, Z_STRVAL_P(value), Z_STRLEN_P(value));
 		}
@@ -328,7 +331,8 @@ static bool php_lock_redis_dsn(lkc_redis_config *cfg, const char *dsn, size_t ds
 			const char *db = parsed.path + 1;
 			size_t len = strlen(db);
 			if (len == 0 || len > 9 || strspn(db, "0123456789") != len) {
-				zend_argument_value_error(arg_num, "must have a database number as its path, \"%s\" given", parsed.path);
+				/* The path is not quoted: an unencoded '/' in a password lands there. */
+				zend_argument_value_error(arg_num, "must have a database number (0 to 999999999) as its path");
 				goto done;
 			}
 			cfg->database = atoi(db);
@@ -352,7 +356,8 @@ static bool php_lock_redis_dsn(lkc_redis_config *cfg, const char *dsn, size_t ds
 			}
 		}
 		if (opt == NULL) {
-			zend_argument_value_error(arg_num, "has unknown query parameter \"%s\"", parsed.param_keys[i]);
+			/* Not quoted: an unencoded '?' in a password lands in the query. */
+			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, fair)");
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {

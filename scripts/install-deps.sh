@@ -11,6 +11,8 @@ packages=(
 	redis-server valgrind curl php8.2-fpm
 	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline
 	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
+	# fuzzing the C core with libFuzzer (scripts/fuzz.sh)
+	clang-14 libclang-rt-14-dev
 )
 
 # Prints the packages of the list that dpkg does not report as installed.

@@ -340,7 +340,13 @@ lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 
 lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *err)
 {
-	if (len != LKC_TOKEN_LEN || strspn(owner, "0123456789abcdef") < LKC_TOKEN_LEN) {
+	int hex = len == LKC_TOKEN_LEN;
+
+	/* owner need not be NUL-terminated: look at its len bytes only. */
+	for (size_t i = 0; hex && i < len; i++) {
+		hex = (owner[i] >= '0' && owner[i] <= '9') || (owner[i] >= 'a' && owner[i] <= 'f');
+	}
+	if (!hex) {
 		return lkc_err_set(err, LKC_ERR_INVALID, "owner must be a token of %d hexadecimal digits, as getOwner() returns", LKC_TOKEN_LEN);
 	}
 	memcpy(hold->owner, owner, LKC_TOKEN_LEN);

@@ -126,6 +126,20 @@ char *lkc_flock_file_name(const char *resource, size_t len)
 	return name;
 }
 
+/*
+ * Gives a lock file we just created the store's mode exactly, whatever the
+ * umask took away: a group asked for with 0660 must be able to open it
+ * read-write. Only our own files that carry nothing yet (no fencing counter)
+ * are touched, so another store's choice on a used file stands.
+ */
+static void lkc_flock_fix_mode(const lkc_flock_store *s, int fd, struct stat *st)
+{
+	if (st->st_size == 0 && st->st_uid == geteuid() && (st->st_mode & 07777) != (mode_t) s->mode
+		&& fchmod(fd, (mode_t) s->mode) == 0) {
+		st->st_mode = (st->st_mode & ~(mode_t) 07777) | (mode_t) s->mode;
+	}
+}
+
 /* Creates directory and its missing parents with dirmode, like mkdir -p. */
 static lkc_rc lkc_flock_mkdirs(const char *directory, mode_t dirmode, lkc_err *err)
 {
@@ -144,7 +158,10 @@ static lkc_rc lkc_flock_mkdirs(const char *directory, mode_t dirmode, lkc_err *e
 			continue;
 		}
 		path[i] = '\0';
-		if (mkdir(path, dirmode) != 0 && errno != EEXIST) {
+		if (mkdir(path, dirmode) == 0) {
+			/* The umask must not take away what the mode option asked for. */
+			chmod(path, dirmode);
+		} else if (errno != EEXIST) {
 			int e = errno;
 			lkc_err_errno(err, lkc_flock_rc(e), e, "flock: cannot create directory %s", path);
 			free(path);
@@ -795,6 +812,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			close(fd);
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
 		}
+		lkc_flock_fix_mode(s, fd, &st);
 		step = lkc_flock_wait(s, hold->path, fd, &st, op, op == LOCK_SH, wait_ms, deadline_ns, err);
 		if (step == LKC_FLOCK_STALE) {
 			lkc_flock_unlock_close(fd);
@@ -1011,6 +1029,7 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 		free(name);
 		return err->code;
 	}
+	fchmod(fd, (mode_t) s->mode);
 	if (lkc_flock_carry_counter(s, name, fd, err) != LKC_OK) {
 		close(fd);
 		unlinkat(s->dirfd, tmp, 0);

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses of the C core (tests/fuzz/fuzz_*.c) with clang-14 under
+# AddressSanitizer and UndefinedBehaviorSanitizer and runs each for a bounded time,
+# starting from its seed corpus in tests/fuzz/corpus/<harness>/. Prints
+# "fuzz: <harness>: N runs, ok" per harness; exits non-zero on any crash, leak,
+# broken property or timeout, and then keeps the failing input and the log.
+#
+#   scripts/fuzz.sh                 every harness, 20 s each
+#   scripts/fuzz.sh dsn owner       only these harnesses
+#   FUZZ_SECONDS=300 scripts/fuzz.sh   longer runs
+#   FUZZ_RUNS=100000 scripts/fuzz.sh   at most this many inputs per harness
+#   FUZZ_JOBS=4                     parallel fuzzing processes per harness (default 1)
+#   scripts/fuzz.sh --repro dsn FILE   runs one input (a crash artifact) through a harness
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+
+seconds=${FUZZ_SECONDS:-20}
+runs=${FUZZ_RUNS:--1}
+jobs=${FUZZ_JOBS:-1}
+cc=${FUZZ_CC:-clang-14}
+for n in "$seconds" "$jobs"; do
+	if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ]; then
+		echo "fuzz: FUZZ_SECONDS and FUZZ_JOBS must be whole numbers of 1 or more" >&2
+		exit 2
+	fi
+done
+if ! [[ $runs =~ ^-?[0-9]+$ ]]; then
+	echo "fuzz: FUZZ_RUNS must be a whole number" >&2
+	exit 2
+fi
+if ! command -v "$cc" >/dev/null 2>&1; then
+	echo "fuzz: $cc not found; scripts/install-deps.sh installs clang-14 and libclang-rt-14-dev" >&2
+	exit 2
+fi
+
+repro=""
+if [ "${1:-}" = "--repro" ]; then
+	if [ $# -ne 3 ]; then
+		echo "usage: scripts/fuzz.sh --repro HARNESS FILE" >&2
+		exit 2
+	fi
+	repro=$3
+	set -- "$2"
+fi
+
+harnesses=("$@")
+if [ ${#harnesses[@]} -eq 0 ]; then
+	for f in tests/fuzz/fuzz_*.c; do
+		h=${f#tests/fuzz/fuzz_}
+		harnesses+=("${h%.c}")
+	done
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/lock-fuzz.XXXXXX")
+keep=0
+# The build and the inputs found go away, unless a failure needs them for its reproduction.
+cleanup() {
+	if [ "$keep" = 0 ]; then
+		rm -rf "$work"
+	fi
+}
+trap cleanup EXIT
+
+# Every core file but the one a harness compiles in itself; hiredis for the Redis store.
+core_sources() {
+	local skip=$1 f
+	for f in ext/core/*.c; do
+		[ "$(basename "$f")" = "$skip" ] || printf '%s\n' "$f"
+	done
+}
+
+cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+	-fno-sanitize-recover=undefined -Wall -Wextra -Werror -D_GNU_SOURCE)
+read -r -a hiredis_cflags <<<"$(pkg-config --cflags hiredis)"
+read -r -a hiredis_libs <<<"$(pkg-config --libs hiredis)"
+
+# Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
+build() {
+	local h=$1 src="tests/fuzz/fuzz_$1.c" skip=""
+	# A harness that includes a core file to reach its static functions must not link it again.
+	skip=$(sed -n 's#^\#include "\.\./\.\./ext/core/\(lkc_[a-z0-9_]*\.c\)"#\1#p' "$src" | head -n1)
+	mapfile -t sources < <(core_sources "$skip")
+	"$cc" "${cflags[@]}" "${hiredis_cflags[@]}" -o "$work/fuzz_$h" "$src" "${sources[@]}" \
+		"${hiredis_libs[@]}" >"$work/$h.build.log" 2>&1
+}
+
+failed=0
+for h in "${harnesses[@]}"; do
+	if [ ! -f "tests/fuzz/fuzz_$h.c" ]; then
+		echo "fuzz: $h: no such harness (tests/fuzz/fuzz_$h.c)" >&2
+		failed=1
+		continue
+	fi
+	if ! build "$h"; then
+		echo "fuzz: $h: build failed:" >&2
+		cat "$work/$h.build.log" >&2
+		failed=1
+		continue
+	fi
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=0
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	if [ -n "$repro" ]; then
+		"$work/fuzz_$h" "$repro"
+		exit $?
+	fi
+	seeds="$root/tests/fuzz/corpus/$h"
+	found="$work/corpus-$h"
+	artifacts="$work/artifacts-$h/"
+	mkdir -p "$found" "$artifacts"
+	log="$work/$h.log"
+	# New inputs go to the first directory, a scratch copy: the committed seeds stay as they are.
+	args=(-max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb=4096 -max_len=8192
+		-print_final_stats=1 -artifact_prefix="$artifacts" "$found")
+	[ -d "$seeds" ] && args+=("$seeds")
+	if [ "$jobs" -gt 1 ]; then
+		args=(-jobs="$jobs" -workers="$jobs" "${args[@]}")
+	fi
+	(cd "$work" && "$work/fuzz_$h" "${args[@]}") >"$log" 2>&1
+	rc=$?
+	count=$(grep -h 'stat::number_of_executed_units:' "$log" "$work"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+	crash=$(ls -A "$artifacts" 2>/dev/null | head -n1)
+	if [ "$rc" -ne 0 ] || [ -n "$crash" ]; then
+		keep=1
+		failed=1
+		echo "fuzz: $h: FAILED after $count runs (exit $rc)" >&2
+		grep -hE 'ERROR: |runtime error:|property failed|SUMMARY:|written back' "$log" "$work"/fuzz-*.log 2>/dev/null | head -n 20 >&2
+		if [ -n "$crash" ]; then
+			echo "fuzz: $h: input kept as $artifacts$crash; reproduce with: scripts/fuzz.sh --repro $h $artifacts$crash" >&2
+		fi
+		echo "fuzz: $h: full log: $log" >&2
+		continue
+	fi
+	echo "fuzz: $h: $count runs, ok"
+done
+exit "$failed"
