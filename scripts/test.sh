@@ -83,6 +83,14 @@ if [ ${#only[@]} -eq 0 ]; then
 	fi
 	[ "$core_fail" -gt 0 ] && { echo "test: core unit tests failed:" >&2; grep -v '^PASS ' "$work/core.log" | tail -n 60 >&2; }
 	record core "$core_pass" "$core_fail" 0
+
+	# A short libFuzzer run of every harness of the core's parsers (longer: scripts/fuzz.sh).
+	FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "$root/scripts/fuzz.sh" >"$work/fuzz.log" 2>&1
+	fuzz_pass=$(grep -c ': [0-9]* runs, ok$' "$work/fuzz.log")
+	fuzz_fail=$(grep -c 'FAILED\|build failed\|not found' "$work/fuzz.log")
+	[ "$fuzz_pass" -eq 0 ] && fuzz_fail=$((fuzz_fail + 1))
+	[ "$fuzz_fail" -gt 0 ] && { echo "test: fuzzing failed:" >&2; tail -n 40 "$work/fuzz.log" >&2; }
+	record fuzz "$fuzz_pass" "$fuzz_fail" 0
 fi
 
 # A redis-server of our own on a free loopback port, for the phpt suite.
