@@ -220,16 +220,19 @@ static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 		rc = php_lock_expires(lock)
 			? lkc_refresh(store, &lock->hold, lock->ttl_ms, &err)
 			: lkc_check(store, &lock->hold, &err);
-		if (rc == LKC_OK) {
+		/* A restored hold learns its real mode here: a read hold asked to be exclusive converts below. */
+		if (rc == LKC_OK && lock->hold.mode == mode) {
 			return true;
 		}
-		if (rc != LKC_EXPIRED && rc != LKC_LOST) {
+		if (rc != LKC_OK && rc != LKC_EXPIRED && rc != LKC_LOST) {
 			php_lock_throw(rc, &err, &lock->hold);
 			return false;
 		}
-		/* The old hold is gone: drop what is left of it and take a new one. */
-		lkc_abandon(store, &lock->hold);
-		php_lock_track(lock);
+		if (rc != LKC_OK) {
+			/* The old hold is gone: drop what is left of it and take a new one. */
+			lkc_abandon(store, &lock->hold);
+			php_lock_track(lock);
+		}
 	}
 	rc = lkc_acquire(store, &lock->hold, mode, lock->ttl_ms, wait_ms, &err);
 	php_lock_track(lock);

@@ -1,50 +1,104 @@
 /*
- * The Redis store: a resource's lock is one key holding the owner token, with
- * a TTL. Scripts compare the token before they delete or extend, so a hold
- * that expired and was taken by somebody else is never touched.
- *
- * Waiting. Every key of a resource shares its braced hash tag (lkc_rs_key), so
- * one script may touch them all, also on a cluster:
- *   P{R}            the lock: the holder's token
+ * The Redis store. Every key of a resource starts with its lock key,
+ * prefix + "{" + tag + "}" (lkc_rs_lock_key), so all of them share one
+ * braced hash tag and, on a cluster, one slot: a script may touch them all.
+ *   P{R}            the writer's owner token, with the hold's TTL; or
+ *                   "shared" while the readers' set below holds anybody,
+ *                   expiring with its longest-lived member
+ *   P{R}:r          the readers: a ZSET of owner tokens scored by their expiry
+ *                   (ms of the server's TIME; LKC_RS_FOREVER for no TTL), and
+ *                   the member "cooldown" while a release($delay) keeps the
+ *                   resource blocked. Members whose time has passed are dead
+ *                   and pruned by the scripts; the set expires with its
+ *                   longest-lived member
+ *   P{R}:f          the fencing counter (below)
  *   P{R}:q          the queue: a LIST of waiters' tokens in arrival order
- *   P{R}:qd         a HASH token -> "deadline:ttl": the waiter's liveness
- *                   deadline (ms of the server's TIME) and the TTL it asked for
+ *   P{R}:qd         a HASH token -> "deadline:ttl:mode": the waiter's liveness
+ *                   deadline (server ms), the TTL it asked for, and what it
+ *                   waits for: w the write hold, r a read hold, p the
+ *                   promotion of its read hold
+ *   P{R}:p          the reader whose promotion is pending, while it waits
+ *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
+ *                   their waiter may not have picked up yet
  *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
  *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
- * A single attempt is a plain SET NX and never touches the queue. A waiter
- * runs the wait script (take the lock if it is ours or free, else join the
- * queue and learn how long to sleep), then sleeps in BLPOP on its wake list
- * for at most the holder's PTTL (and LKC_RS_WAIT_CAP), so a holder that dies
- * is taken over when its TTL runs out and a lost wake-up costs at most that
- * bound. It blocks its own connection: no second connection, and no command
- * at all beyond the release script's one LLEN while nobody waits.
+ * Scripts get the lock key alone and derive the others from it, which keeps
+ * requests short; all of them share its slot.
  *
- * Wake messages: "y<ms>" the lock was handed to you at server time ms (fair
- * mode); "w" watch that hand-off (below); "c" check again now; "f" the lock
- * is free (unfair mode).
+ * The lock key exists whenever anybody holds the resource, in any mode: a
+ * single exclusive attempt is therefore MULTI, SET NX PX, INCR of the fencing
+ * counter, EXEC (one round trip, no script: an EVALSHA costs the server
+ * several times a SET), and isLocked() is one EXISTS. A release is one script
+ * run that deletes the key when it holds our token and nobody waits, before
+ * it defines anything else. Everything else (read holds, promotion, demotion,
+ * waiting) is one run of the acquire script per step.
  *
- * Fair mode (the default): whoever frees the lock (release, force_release, or
- * a waiter that finds it free) hands it in the same script to the first live
- * waiter H: SET lock H with H's own TTL and push "y" to H, whose BLPOP reply
- * is then its acquisition, without a further round trip. A newcomer thus
- * finds the lock taken while others wait. A waiter blocked in BLPOP pops the
- * "y" at once, so a "y" still unread after LKC_RS_GRACE means H died (or
- * stalled that long outside its sleep): the watcher, told by a "w", sleeps
- * the grace and then breaks the lock and hands it on. One watcher serves
- * every hand-off of its watch, so a busy queue does not wake a second
- * process per hand-off. A waiter that died therefore costs the others
+ * Fencing: every exclusive take (a first acquisition, a hand-off, a promotion)
+ * INCRs P{R}:f in the same transaction or script; a waiter handed the lock
+ * gets the value in its wake message ("y<token>"). The counter has no expiry
+ * and nothing deletes it, force_release included. One found below 10^12 (new,
+ * or lost: a restart without persistence, an eviction, a flush) jumps to the
+ * server's clock in microseconds, above every token handed out before as long
+ * as the clock did not step back and fewer than a million holds a second were
+ * taken. The jump needs a script: after a transaction that took the lock on a
+ * new counter, one more round trip makes it (once per resource). A failed
+ * attempt burns a token; tokens only ever grow.
+ *
+ * Shared holds. Readers may hold together while nobody writes; a writer needs
+ * no live reader. Writers are preferred: a reader does not join live readers
+ * while a writer (or a promoting reader) waits in the queue ahead of it, in
+ * either mode, so a stream of overlapping readers cannot starve a writer;
+ * readers that come meanwhile queue behind it. When the resource comes free
+ * for the queue, its head gets it: a writer alone, or every reader at the head
+ * at once. The scripts see from the keys what an owner token holds, so a hold
+ * restored by its token is found as writer or among the readers whatever mode
+ * the restoring side assumed, and acquire() on a read hold promotes it,
+ * acquireRead() on a write hold demotes it:
+ *   - promotion: the only live reader converts at once. Otherwise it keeps its
+ *     read hold and waits as a writer at the FRONT of the queue, so readers
+ *     that come later cannot delay it. Only one promotion waits at a time
+ *     (P{R}:p): another reader that tries to promote meanwhile is refused at
+ *     once (LKC_BUSY) and keeps its read hold, since each would wait for the
+ *     other to stop reading. That rule is what keeps two promoting readers
+ *     from deadlocking; the first one still waits for the second to leave (or
+ *     for its own timeout).
+ *   - demotion: the writer becomes a reader in one step, and the readers at
+ *     the head of the queue come in with it.
+ * A cooldown (release with a delay) is the reader "cooldown": it keeps
+ * writers out like any reader, and readers out as well.
+ *
+ * Waiting. A waiter runs the acquire script with "q" (take the hold if it can,
+ * else join the queue and learn how long to sleep), then sleeps in BLPOP on
+ * its wake list for at most what blocks it lasts (the lock key's PTTL, a
+ * cooldown's end) and LKC_RS_WAIT_CAP, so a holder that dies is taken over
+ * when its TTL runs out and a lost wake-up costs at most that bound. It blocks
+ * its own connection: no second connection, and nothing beyond the release
+ * script's one EXISTS while nobody waits.
+ *
+ * Wake messages: "y" a read hold was handed to you, "y<n>" the write hold was,
+ * with fencing token n (fair mode); "w" watch the hand-offs (below); "c" check
+ * again now; "f" the resource may be free for you (unfair mode).
+ *
+ * Fair mode (the default): whoever frees the resource (release, demotion,
+ * force_release, or a waiter that finds it free) hands it in the same script
+ * to the head of the live queue, as above, and pushes "y" to each one served,
+ * whose BLPOP reply is then its acquisition without a further round trip. A
+ * newcomer thus finds the resource taken while others wait, except in the
+ * moments after a holder's TTL ran out or a dead waiter's grace ended, until
+ * the waiters see it. A waiter blocked in BLPOP pops the "y" at once, so a "y"
+ * still unread after LKC_RS_GRACE means its waiter died (or stalled that long
+ * outside its sleep): the watcher, told by a "w", sleeps the grace and then
+ * breaks that hold (P{R}:h lists the hand-offs to look at) and hands on. One
+ * watcher serves every hand-off of its watch, so a busy queue does not wake a
+ * second process per hand-off. A waiter that died therefore costs the others
  * LKC_RS_GRACE (and a round trip) when it reaches the head, and nothing once
  * its liveness deadline has passed (it is dropped unseen); should the watcher
- * die too, the others' own sleeps bound it by LKC_RS_WAIT_CAP. A newcomer
- * can still slip in while the lock is free with waiters queued: only until
- * they see a holder's TTL run out, or a dead waiter's grace end.
+ * die too, the others' own sleeps bound it by LKC_RS_WAIT_CAP.
  *
- * Unfair mode (fair = 0): release deletes the lock and wakes the first live
- * waiter, which takes the lock if it is still free (leaving the queue) and
- * stays queued otherwise; a newcomer's SET NX may win. A waiter that died at
- * the head costs the others at most LKC_RS_WAIT_CAP there, since each waiter
- * takes a free lock when its own sleep ends. Stores of both modes may share a
- * resource safely; only the order is then not promised.
+ * Unfair mode (fair = 0): freeing the resource wakes the first live waiter
+ * that could take it, which takes it if it still can (leaving the queue, and
+ * waking the next) and stays queued otherwise; a newcomer may win. Stores of
+ * both modes may share a resource safely; only the order is then not promised.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -73,7 +127,7 @@
 
 /* Idle persistent connections kept per process; more are closed. */
 #define LKC_RS_POOL_MAX 64
-/* How long a waiter handed the lock has to pick it up (ms): what a waiter that died costs the others. */
+/* How long a waiter handed a hold has to pick it up (ms): what a waiter that died costs the others. */
 #define LKC_RS_GRACE 200
 /* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
 #define LKC_RS_WAIT_CAP 2000
@@ -81,19 +135,92 @@
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
 #define LKC_RS_WAKE_TTL 10000
+/* The expiry score of a reader without a TTL: 2^53 - 1, the largest whole number a double holds exactly. */
+#define LKC_RS_FOREVER 9007199254740991
 
 /*
- * Shared by every script: KEYS[1] the lock, KEYS[2] the queue, KEYS[3] the
- * deadlines, KEYS[4] the watcher (when the script hands the lock on). A
- * waiter's wake list is not among the KEYS (its name comes from the queue),
- * but it shares the lock's hash tag and so its slot.
+ * The start of every script: the keys, derived from the lock key (KEYS[1]),
+ * the server's clock read once per run, the fencing counter, and the readers.
+ */
+#define LKC_RS_LUA_CORE \
+	"local lock = KEYS[1]\n" \
+	"local rd, q, fk = lock .. ':r', lock .. ':q', lock .. ':f'\n" \
+	"local clock\n" \
+	"local function now_ms()\n" \
+	"\tif not clock then clock = redis.call('TIME') end\n" \
+	"\treturn tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)\n" \
+	"end\n" \
+	/* The next fencing token; a new counter jumps to the clock in microseconds (see the top of this file). */ \
+	"local function bump()\n" \
+	"\tlocal f = redis.call('INCR', fk)\n" \
+	"\tif f < 1e12 then\n" \
+	"\t\tnow_ms()\n" \
+	"\t\tlocal t = tonumber(clock[1]) * 1000000 + tonumber(clock[2])\n" \
+	"\t\tif t > f then\n" \
+	"\t\t\tf = t\n" \
+	"\t\t\tredis.call('SET', fk, string.format('%.0f', f))\n" \
+	"\t\tend\n" \
+	"\tend\n" \
+	"\treturn f\n" \
+	"end\n" \
+	"local function set_lock(who, ttl)\n" \
+	"\tif ttl == '' then\n" \
+	"\t\tredis.call('SET', lock, who)\n" \
+	"\telse\n" \
+	"\t\tredis.call('SET', lock, who, 'PX', ttl)\n" \
+	"\tend\n" \
+	"end\n" \
+	/*
+	 * After the readers changed: their set and the "shared" lock key live
+	 * exactly as long as the longest-lived member, and go when none is alive.
+	 */ \
+	"local function sync(now)\n" \
+	"\tlocal top = redis.call('ZRANGE', rd, -1, -1, 'WITHSCORES')\n" \
+	"\tlocal e = tonumber(top[2] or '0')\n" \
+	"\tlocal shared = redis.call('GET', lock) == 'shared'\n" \
+	"\tif e <= now then\n" \
+	"\t\tredis.call('DEL', rd)\n" \
+	"\t\tif shared then redis.call('DEL', lock) end\n" \
+	"\telseif e >= " LKC_RS_STR(LKC_RS_FOREVER) " then\n" \
+	"\t\tredis.call('PERSIST', rd)\n" \
+	"\t\tif shared then redis.call('PERSIST', lock) end\n" \
+	"\telse\n" \
+	"\t\tlocal at = string.format('%.0f', e)\n" \
+	"\t\tredis.call('PEXPIREAT', rd, at)\n" \
+	"\t\tif shared then redis.call('PEXPIREAT', lock, at) end\n" \
+	"\tend\n" \
+	"end\n" \
+	/*
+	 * Adds or renews the reader who (or the cooldown) until ttl ms ("" none)
+	 * from now. The lock key says "shared" unless another writer holds it,
+	 * which only a hold outliving its TTL can make happen.
+	 */ \
+	"local function add_reader(who, ttl, now)\n" \
+	"\tlocal e = " LKC_RS_STR(LKC_RS_FOREVER) "\n" \
+	"\tif ttl ~= '' then e = now + tonumber(ttl) end\n" \
+	"\tlocal v = redis.call('GET', lock)\n" \
+	"\tif not v or v == who then redis.call('SET', lock, 'shared') end\n" \
+	"\tredis.call('ZADD', rd, string.format('%.0f', e), who)\n" \
+	"\tsync(now)\n" \
+	"end\n" \
+	/* How many readers are alive (the cooldown counts: it keeps writers out); the dead are pruned. */ \
+	"local function live_readers(now)\n" \
+	"\tredis.call('ZREMRANGEBYSCORE', rd, '-inf', string.format('%.0f', now))\n" \
+	"\treturn redis.call('ZCARD', rd)\n" \
+	"end\n" \
+	/* When a cooldown keeping everybody out ends (server ms), 0 when none runs. */ \
+	"local function cooldown(now)\n" \
+	"\tlocal c = tonumber(redis.call('ZSCORE', rd, 'cooldown') or '0')\n" \
+	"\tif c > now then return c end\n" \
+	"\treturn 0\n" \
+	"end\n"
+
+/*
+ * The queue: waking, hand-offs and the watch over them. Nothing here reads
+ * ARGV.
  */
 #define LKC_RS_LUA_QUEUE \
-	"local lock, q, qd, ws = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n" \
-	"local function now_ms()\n" \
-	"\tlocal t = redis.call('TIME')\n" \
-	"\treturn tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n" \
-	"end\n" \
+	"local qd, ws, hd, pk = lock .. ':qd', lock .. ':ws', lock .. ':h', lock .. ':p'\n" \
 	"local function wake(token, why)\n" \
 	"\tlocal w = lock .. ':w:' .. token\n" \
 	"\tredis.call('RPUSH', w, why)\n" \
@@ -103,39 +230,56 @@
 	"\tlocal h = redis.call('LINDEX', q, 0)\n" \
 	"\tif h then wake(h, 'c') end\n" \
 	"end\n" \
-	/* A waiter's liveness deadline (nil when gone or malformed) and the TTL it asked for. */ \
+	/* A waiter's liveness deadline (nil when gone or malformed), the TTL it asked for and its mode. */ \
 	"local function entry(h)\n" \
-	"\tlocal d, ttl = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*)$')\n" \
-	"\treturn tonumber(d), ttl\n" \
+	"\tlocal d, ttl, m = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*):([wrp])$')\n" \
+	"\treturn tonumber(d), ttl, m\n" \
 	"end\n" \
-	/* The first waiter whose liveness deadline is still ahead, and its TTL; the dead before it are dropped. */ \
+	/* Forgets a waiter's entry (its place in the list goes separately) and its pending promotion. */ \
+	"local function drop(h)\n" \
+	"\tredis.call('HDEL', qd, h)\n" \
+	"\tif redis.call('GET', pk) == h then redis.call('DEL', pk) end\n" \
+	"end\n" \
+	/* The first waiter whose liveness deadline is still ahead, its TTL and mode; the dead before it are dropped. */ \
 	"local function live_head(now)\n" \
 	"\twhile true do\n" \
 	"\t\tlocal h = redis.call('LINDEX', q, 0)\n" \
 	"\t\tif not h then return nil end\n" \
-	"\t\tlocal d, ttl = entry(h)\n" \
-	"\t\tif d and d >= now then return h, ttl end\n" \
+	"\t\tlocal d, ttl, m = entry(h)\n" \
+	"\t\tif d and d >= now then return h, ttl, m end\n" \
 	"\t\tredis.call('LPOP', q)\n" \
-	"\t\tredis.call('HDEL', qd, h)\n" \
+	"\t\tdrop(h)\n" \
 	"\t\tredis.call('DEL', lock .. ':w:' .. h)\n" \
 	"\tend\n" \
 	"end\n" \
 	/*
-	 * Hands the free lock to the live head h with its TTL. Unless a waiter
-	 * already watches hand-offs, one is told to: the tail, as the last to be
-	 * served it watches longest, or else the head.
+	 * Hands the head h what it waits for, with its TTL. A writer or promoter
+	 * is only served when no other reader lives, so the readers' set goes
+	 * (the promoter's own read hold with it).
 	 */ \
-	"local function give(h, ttl, now)\n" \
+	"local function give(h, ttl, m, now, given)\n" \
 	"\tredis.call('LPOP', q)\n" \
-	"\tredis.call('HDEL', qd, h)\n" \
-	"\tif ttl == '' then\n" \
-	"\t\tredis.call('SET', lock, h)\n" \
+	"\tdrop(h)\n" \
+	"\tif m == 'r' then\n" \
+	"\t\tadd_reader(h, ttl, now)\n" \
+	"\t\twake(h, 'y')\n" \
 	"\telse\n" \
-	"\t\tredis.call('SET', lock, h, 'PX', ttl)\n" \
+	"\t\tredis.call('DEL', rd)\n" \
+	"\t\tset_lock(h, ttl)\n" \
+	"\t\twake(h, string.format('y%.0f', bump()))\n" \
 	"\tend\n" \
-	"\twake(h, string.format('y%.0f', now))\n" \
+	"\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n" \
+	"\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\tgiven[h] = true\n" \
+	"end\n" \
+	/*
+	 * After hand-offs: unless a waiter still queued watches already, one is
+	 * told to: the tail, as the last to be served it watches longest, or else
+	 * the head.
+	 */ \
+	"local function appoint(now, given)\n" \
 	"\tlocal w = redis.call('GET', ws)\n" \
-	"\tif w and w ~= h then return end\n" \
+	"\tif w and not given[w] then return end\n" \
 	"\tlocal n = redis.call('LINDEX', q, -1)\n" \
 	"\tlocal d = n and entry(n)\n" \
 	"\tif not d or d < now then n = live_head(now) end\n" \
@@ -146,153 +290,232 @@
 	"\t\tredis.call('DEL', ws)\n" \
 	"\tend\n" \
 	"end\n" \
-	/* The lock was just freed: fair, give it to the first live waiter; unfair, wake that waiter. */ \
-	"local function hand_off(fair)\n" \
-	"\tif redis.call('LLEN', q) == 0 then return end\n" \
+	/*
+	 * The resource may have come free for the queue. Fair: hand it to the
+	 * head, a writer alone (a promoter may still read itself) or every reader
+	 * at the head at once. Unfair: wake the head if it could take it. Returns
+	 * whether it handed or woke anybody.
+	 */ \
+	"local function settle(fair)\n" \
+	"\tif redis.call('LLEN', q) == 0 then return false end\n" \
+	"\tlocal v = redis.call('GET', lock)\n" \
+	"\tif v and v ~= 'shared' then return false end\n" \
 	"\tlocal now = now_ms()\n" \
-	"\tlocal h, ttl = live_head(now)\n" \
-	"\tif not h then return end\n" \
-	"\tif fair == '1' then give(h, ttl, now) else wake(h, 'f') end\n" \
+	"\tlocal n = live_readers(now)\n" \
+	"\tlocal cool = cooldown(now) > 0\n" \
+	"\tlocal given, any = {}, false\n" \
+	"\twhile true do\n" \
+	"\t\tlocal h, ttl, m = live_head(now)\n" \
+	"\t\tif not h then break end\n" \
+	"\t\tlocal others = n\n" \
+	"\t\tif m == 'p' and redis.call('ZSCORE', rd, h) then others = n - 1 end\n" \
+	"\t\tif (m == 'r' and cool) or (m ~= 'r' and others > 0) then break end\n" \
+	"\t\tif fair ~= '1' then\n" \
+	"\t\t\twake(h, 'f')\n" \
+	"\t\t\treturn true\n" \
+	"\t\tend\n" \
+	"\t\tgive(h, ttl, m, now, given)\n" \
+	"\t\tany = true\n" \
+	"\t\tif m ~= 'r' then break end\n" \
+	"\t\tn = n + 1\n" \
+	"\tend\n" \
+	"\tif any then appoint(now, given) end\n" \
+	"\treturn any\n" \
+	"end\n" \
+	/*
+	 * Breaks the holds handed over more than the grace ago whose "y" is still
+	 * unread: their waiter died. Returns whether it broke one.
+	 */ \
+	"local function reap(now)\n" \
+	"\tif redis.call('EXISTS', hd) == 0 then return false end\n" \
+	"\tlocal broke = false\n" \
+	"\tfor _, h in ipairs(redis.call('ZRANGEBYSCORE', hd, '-inf', string.format('%.0f', now - " LKC_RS_STR(LKC_RS_GRACE) "))) do\n" \
+	"\t\tredis.call('ZREM', hd, h)\n" \
+	"\t\tlocal w = lock .. ':w:' .. h\n" \
+	"\t\tlocal m = redis.call('LINDEX', w, -1)\n" \
+	"\t\tif m and string.sub(m, 1, 1) == 'y' then\n" \
+	"\t\t\tredis.call('DEL', w)\n" \
+	"\t\t\tif redis.call('GET', lock) == h then\n" \
+	"\t\t\t\tredis.call('DEL', lock)\n" \
+	"\t\t\t\tbroke = true\n" \
+	"\t\t\tend\n" \
+	"\t\t\tif redis.call('ZREM', rd, h) == 1 then\n" \
+	"\t\t\t\tsync(now)\n" \
+	"\t\t\t\tbroke = true\n" \
+	"\t\t\tend\n" \
+	"\t\tend\n" \
+	"\tend\n" \
+	"\treturn broke\n" \
+	"end\n" \
+	/* How long until the oldest pending hand-off has had its grace (ms), or nil when none is pending. */ \
+	"local function pending(now)\n" \
+	"\tlocal first = redis.call('ZRANGE', hd, 0, 0, 'WITHSCORES')\n" \
+	"\tif not first[2] then return nil end\n" \
+	"\treturn math.max(tonumber(first[2]) + " LKC_RS_STR(LKC_RS_GRACE) " - now, 0)\n" \
 	"end\n"
 
 /*
- * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to delete now;
- * ARGV[3] "1" fair. Returns 1 when it was ours, 0 when absent, -1 when
- * another owner has it. Deleting hands the lock to the waiters; a delay
- * wakes the head, so it sleeps until the new end rather than its old bound.
+ * Acquires, or takes one step of a wait. ARGV: [1] our owner token, [2] our
+ * TTL in ms ("" none), [3] four letters (few arguments: Redis refuses more
+ * than ten from a client that has not authenticated yet, and would then not
+ * say NOAUTH): what we want, "w" the write hold or "r" a read hold; how:
+ *   "t" one attempt: take it if we can, else nothing;
+ *   "q" take it if we can, else join the queue (once) and renew our deadline;
+ *   "l" (the wait is over) take it if we can, else leave the queue;
+ *   "i" (interrupted) leave the queue, and give back what was handed to us
+ *       meanwhile: a promoter returns to the read hold its caller still has;
+ * "1" fair or "0"; what the caller holds: "w", "r" or "n" nothing. [4] how
+ * long our liveness deadline lasts (ms).
+ * What we hold already comes from the keys: the write hold (ours, or handed
+ * to us) is taken again, a read hold refreshed or promoted, a write hold
+ * demoted. Returns the fencing token (> 0) when it took the write hold, 0 a
+ * read hold, -1 not taken (or left), -2 not taken because another reader's
+ * promotion is pending, {-3, ms} queued: sleep ms at most (the time left of
+ * what blocks us, less while we watch a hand-off; -1 no bound). Running a
+ * step twice is harmless (a write hold taken twice only burns a fencing
+ * token), so an ambiguous failure is settled by sending it again.
  */
-static const char lkc_rs_release_lua[] = LKC_RS_LUA_QUEUE
-	"local v = redis.call('GET', lock)\n"
-	"if not v then\n"
-	"\thand_off(ARGV[3])\n"
+static const char lkc_rs_acquire_lua[] =
+	"local lock, me, ttl = KEYS[1], ARGV[1], ARGV[2]\n"
+	"local want, how = string.sub(ARGV[3], 1, 1), string.sub(ARGV[3], 2, 2)\n"
+	"local easy = (how == 't' or how == 'q') and redis.call('EXISTS', lock, lock .. ':q') == 0\n"
+	/*
+	 * Nobody holds it, nobody waits: take it at once, a read hold before
+	 * anything else is defined. The reader is then alone: the readers' set
+	 * (of the dead, if any) starts anew.
+	 */
+	"if easy and want == 'r' then\n"
+	"\tlocal rd, t = lock .. ':r', redis.call('TIME')\n"
+	"\tredis.call('DEL', rd)\n"
+	"\tif ttl == '' then\n"
+	"\t\tredis.call('SET', lock, 'shared')\n"
+	"\t\tredis.call('ZADD', rd, '" LKC_RS_STR(LKC_RS_FOREVER) "', me)\n"
+	"\telse\n"
+	"\t\tredis.call('SET', lock, 'shared', 'PX', ttl)\n"
+	"\t\tredis.call('ZADD', rd, string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ttl)), me)\n"
+	"\t\tredis.call('PEXPIRE', rd, ttl)\n"
+	"\tend\n"
 	"\treturn 0\n"
 	"end\n"
-	"if v ~= ARGV[1] then return -1 end\n"
-	"if ARGV[2] ~= '0' then\n"
-	"\tredis.call('PEXPIRE', lock, ARGV[2])\n"
-	"\twake_head()\n"
-	"else\n"
-	"\tredis.call('DEL', lock)\n"
-	"\thand_off(ARGV[3])\n"
+	LKC_RS_LUA_CORE
+	/* The write hold (a blocking acquire: a single attempt is a transaction, see lkc_rs_try_write). */
+	"if easy then\n"
+	"\tset_lock(me, ttl)\n"
+	"\treturn bump()\n"
 	"end\n"
-	"return 1\n";
-
-/*
- * As the release script, with ARGV[2] the new TTL in ms, or "" for none.
- * Waiters sleep at most the TTL they last saw, so a shorter one wakes the head.
- */
-static const char lkc_rs_refresh_lua[] = LKC_RS_LUA_QUEUE
-	"local v = redis.call('GET', lock)\n"
-	"if not v then return 0 end\n"
-	"if v ~= ARGV[1] then return -1 end\n"
-	"if ARGV[2] == '' then\n"
-	"\tredis.call('PERSIST', lock)\n"
-	"else\n"
-	"\tlocal left = redis.call('PTTL', lock)\n"
-	"\tredis.call('PEXPIRE', lock, ARGV[2])\n"
-	"\tif left < 0 or left > tonumber(ARGV[2]) then wake_head() end\n"
-	"end\n"
-	"return 1\n";
-
-/*
- * ARGV[1] "1" fair. Deletes the lock whoever holds it, withdraws a hand-off
- * not yet picked up (its "y" would otherwise still read as the lock), and
- * hands the lock to the waiters; returns how many lock keys went.
- */
-static const char lkc_rs_force_lua[] = LKC_RS_LUA_QUEUE
-	"local v = redis.call('GET', lock)\n"
-	"if not v then\n"
-	"\thand_off(ARGV[1])\n"
-	"\treturn 0\n"
-	"end\n"
-	"redis.call('DEL', lock, lock .. ':w:' .. v)\n"
-	"hand_off(ARGV[1])\n"
-	"return 1\n";
-
-/*
- * One step of a waiting acquire. KEYS[5] our wake list; ARGV[1] our token,
- * ARGV[2] our TTL in ms ("" none), ARGV[3] "1" fair, ARGV[4] how long our
- * liveness deadline lasts (ms), ARGV[5] what to do:
- *   "q" take the lock if it is ours (handed to us) or free (fair: and we are
- *       the first live waiter), else join the queue (once) and renew our
- *       deadline;
- *   "l" (the wait is over) take it as "q" would, else leave the queue;
- *   "i" (interrupted) leave the queue, and if the lock was handed to us,
- *       hand it on as a release would.
- * Returns {1} taken, {0} left, or {0, ms} queued: how long to sleep at most
- * (the holder's PTTL, less while we watch a hand-off; -1 no bound).
- * A hand-off to v not picked up within the grace means v died: the lock is
- * broken and handed on. Only the watcher sleeps short to see that; it stays
- * the watcher while such a hand-off is pending, and any waiter that finds
- * one unwatched becomes it. Running a step twice is harmless, so an
- * ambiguous failure is settled by sending it again. A fencing counter
- * belongs in take() and give().
- */
-static const char lkc_rs_wait_lua[] = LKC_RS_LUA_QUEUE
-	"local me, ttl, fair, how = ARGV[1], ARGV[2], ARGV[3], ARGV[5]\n"
+	LKC_RS_LUA_QUEUE
+	"local fair, held, stay = string.sub(ARGV[3], 3, 3), string.sub(ARGV[3], 4, 4), tonumber(ARGV[4])\n"
+	"local mywake = lock .. ':w:' .. me\n"
+	/* Leaves the queue (if in it) and the watch; returns whether the head or the watcher left. */
 	"local function leave()\n"
 	"\tlocal first = redis.call('LINDEX', q, 0) == me\n"
 	"\tredis.call('LREM', q, 0, me)\n"
-	"\tredis.call('HDEL', qd, me)\n"
-	"\tredis.call('DEL', KEYS[5])\n"
+	"\tdrop(me)\n"
+	"\tredis.call('DEL', mywake)\n"
+	"\tredis.call('ZREM', hd, me)\n"
 	"\tif redis.call('GET', ws) == me then\n"
 	"\t\tredis.call('DEL', ws)\n"
 	"\t\tfirst = true\n"
 	"\tend\n"
-	/* Whoever is head now looks again: it may be the one to take the lock, or to watch a hand-off now. */
-	"\tif first then wake_head() end\n"
+	"\treturn first\n"
 	"end\n"
-	"local function take()\n"
-	"\tif ttl == '' then\n"
-	"\t\tredis.call('SET', lock, me)\n"
-	"\telse\n"
-	"\t\tredis.call('SET', lock, me, 'PX', ttl)\n"
+	/* After leaving: the queue may now be served; else whoever heads it looks again, to take or to watch. */
+	"local function after(first)\n"
+	"\tif not settle(fair) and first then wake_head() end\n"
+	"end\n"
+	/* Only called when no other reader lives: the readers' set goes, our own read hold with it. */
+	"local function take_write()\n"
+	"\tredis.call('DEL', rd)\n"
+	"\tset_lock(me, ttl)\n"
+	"\tlocal f = bump()\n"
+	"\tafter(leave())\n"
+	"\treturn f\n"
+	"end\n"
+	"local function take_read(now)\n"
+	"\tadd_reader(me, ttl, now)\n"
+	"\tafter(leave())\n"
+	"\treturn 0\n"
+	"end\n"
+	/* Whether a live writer or promoter waits ahead of us (anywhere in the queue when we are not in it). */
+	"local function writer_ahead(now)\n"
+	"\tfor _, h in ipairs(redis.call('LRANGE', q, 0, -1)) do\n"
+	"\t\tif h == me then return false end\n"
+	"\t\tlocal d, _, m = entry(h)\n"
+	"\t\tif d and d >= now and m ~= 'r' then return true end\n"
 	"\tend\n"
-	"\tleave()\n"
-	"\treturn {1}\n"
+	"\treturn false\n"
 	"end\n"
+	/* Joins the queue, a promoter at its front, or renews our entry there. */
+	"local function join(m, now)\n"
+	"\tif redis.call('HEXISTS', qd, me) == 0 then\n"
+	"\t\tif m == 'p' then redis.call('LPUSH', q, me) else redis.call('RPUSH', q, me) end\n"
+	"\tend\n"
+	"\tredis.call('HSET', qd, me, string.format('%.0f:%s:%s', now + stay, ttl, m))\n"
+	/* The queue outlives every live waiter's deadline, and vanishes when all of them died. */
+	"\tif redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
+	"\tif redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
+	"\tif m == 'p' then redis.call('SET', pk, me, 'PX', stay) end\n"
+	/* What was pushed to us before this step is settled by it. */
+	"\tredis.call('DEL', mywake)\n"
+	"end\n"
+	"local now = now_ms()\n"
+	"if reap(now) then settle(fair) end\n"
 	"local v = redis.call('GET', lock)\n"
-	"if how == 'i' then\n"
-	"\tleave()\n"
-	"\tif v == me then\n"
-	"\t\tredis.call('DEL', lock)\n"
-	"\t\thand_off(fair)\n"
-	"\tend\n"
-	"\treturn {0}\n"
+	"local n = live_readers(now)\n"
+	"local free = not v or v == 'shared'\n"
+	"local mine = nil\n"
+	"if v == me then\n"
+	"\tmine = 'w'\n"
+	"elseif redis.call('ZSCORE', rd, me) then\n"
+	"\tmine = 'r'\n"
 	"end\n"
-	"if v == me then return take() end\n"
-	"local now, bound = now_ms(), nil\n"
-	"if v then\n"
-	"\tlocal m = redis.call('LINDEX', lock .. ':w:' .. v, -1)\n"
-	"\tif m and string.sub(m, 1, 1) == 'y' then\n"
-	"\t\tlocal age = now - tonumber(string.sub(m, 2))\n"
-	"\t\tif age >= " LKC_RS_STR(LKC_RS_GRACE) " then\n"
-	"\t\t\tredis.call('DEL', lock, lock .. ':w:' .. v)\n"
-	"\t\t\tv = false\n"
-	"\t\telse\n"
-	"\t\t\tbound = " LKC_RS_STR(LKC_RS_GRACE) " - age\n"
+	"if how == 'i' then\n"
+	"\tlocal first = leave()\n"
+	"\tif mine == 'w' and held == 'r' then\n"
+	"\t\tadd_reader(me, ttl, now)\n"
+	"\telseif mine == 'w' and held == 'n' then\n"
+	"\t\tredis.call('DEL', lock)\n"
+	"\telseif mine == 'r' and held == 'n' then\n"
+	"\t\tredis.call('ZREM', rd, me)\n"
+	"\t\tsync(now)\n"
+	"\tend\n"
+	"\tafter(first)\n"
+	"\treturn -1\n"
+	"end\n"
+	"if want == 'w' then\n"
+	"\tif mine == 'w' then return take_write() end\n"
+	"\tif free and (n == 0 or (n == 1 and mine == 'r')) then\n"
+	/* Free for us. A promoter goes first; fair, anybody else only when no live waiter is ahead. */
+	"\t\tif mine == 'r' or fair ~= '1' then return take_write() end\n"
+	"\t\tlocal h = live_head(now)\n"
+	"\t\tif not h or h == me then return take_write() end\n"
+	"\t\tsettle(fair)\n"
+	"\tend\n"
+	"\tif mine == 'r' then\n"
+	"\t\tlocal p = redis.call('GET', pk)\n"
+	"\t\tif p and p ~= me then\n"
+	"\t\t\tif how ~= 't' then after(leave()) end\n"
+	"\t\t\treturn -2\n"
 	"\t\tend\n"
 	"\tend\n"
+	"\tif how == 't' then return -1 end\n"
+	"\tif how == 'l' then\n"
+	"\t\tafter(leave())\n"
+	"\t\treturn -1\n"
+	"\tend\n"
+	"\tif mine == 'r' then join('p', now) else join('w', now) end\n"
+	"else\n"
+	"\tif mine then return take_read(now) end\n"
+	"\tif free and cooldown(now) == 0 and not writer_ahead(now) then return take_read(now) end\n"
+	"\tif how == 't' then return -1 end\n"
+	"\tif how == 'l' then\n"
+	"\t\tafter(leave())\n"
+	"\t\treturn -1\n"
+	"\tend\n"
+	"\tjoin('r', now)\n"
 	"end\n"
-	"if not v then\n"
-	"\tlocal h, hl = nil, nil\n"
-	"\tif fair == '1' then h, hl = live_head(now) end\n"
-	"\tif not h or h == me then return take() end\n"
-	"\tgive(h, hl, now)\n"
-	"\tbound = " LKC_RS_STR(LKC_RS_GRACE) "\n"
-	"end\n"
-	"if how == 'l' then\n"
-	"\tleave()\n"
-	"\treturn {0}\n"
-	"end\n"
-	"local stay = tonumber(ARGV[4])\n"
-	"if redis.call('HEXISTS', qd, me) == 0 then redis.call('RPUSH', q, me) end\n"
-	"redis.call('HSET', qd, me, string.format('%.0f:%s', now + stay, ttl))\n"
-	/* The queue outlives every live waiter's deadline, and vanishes when all of them died. */
-	"if redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
-	"if redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
-	/* What was pushed to us before this step is settled by it: the lock was not ours. */
-	"redis.call('DEL', KEYS[5])\n"
+	/* Queued. Only the watcher sleeps short, to look at a pending hand-off once its grace is over. */
+	"local bound = pending(now)\n"
 	"local w = redis.call('GET', ws)\n"
 	"if bound and (not w or w == me) then\n"
 	"\tredis.call('SET', ws, me, 'PX', bound + " LKC_RS_STR(LKC_RS_GRACE) ")\n"
@@ -300,9 +523,161 @@ static const char lkc_rs_wait_lua[] = LKC_RS_LUA_QUEUE
 	"\tif w == me then redis.call('DEL', ws) end\n"
 	"\tbound = nil\n"
 	"end\n"
-	"local left = redis.call('PTTL', lock)\n"
+	/* What blocks us lasts as long as the lock key, or a cooldown, which ends sooner for readers. */
+	"local left = math.max(redis.call('PTTL', lock), -1)\n"
+	"local c = cooldown(now)\n"
+	"if c > 0 and (left < 0 or c - now < left) then left = c - now end\n"
 	"if bound and (left < 0 or bound < left) then left = bound end\n"
-	"return {0, left}\n";
+	"return {-3, left}\n";
+
+/*
+ * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to give up now;
+ * ARGV[3] "1" fair. Returns 1 when we held the write hold, 2 a read hold, 0
+ * when we held nothing and nobody holds the resource, -1 when somebody else
+ * does. Giving up hands the resource to the waiters. A delay leaves the
+ * reader "cooldown" in our place for that long (never our token, so that not
+ * even we take it again meanwhile) and wakes the head, so it sleeps until the
+ * new end rather than its old bound.
+ */
+static const char lkc_rs_release_lua[] =
+	/* Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define. */
+	"local lock, me, delay = KEYS[1], ARGV[1], ARGV[2]\n"
+	"local v = redis.call('GET', lock)\n"
+	"if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', lock .. ':q') == 0 then\n"
+	"\tif v == me then\n"
+	"\t\tredis.call('DEL', lock)\n"
+	"\t\treturn 1\n"
+	"\tend\n"
+	/* The last reader leaves: the lock key and the readers' set go together. */
+	"\tlocal rd = lock .. ':r'\n"
+	"\tlocal s = redis.call('ZSCORE', rd, me)\n"
+	"\tif s and redis.call('ZCARD', rd) == 1 then\n"
+	"\t\tlocal t = redis.call('TIME')\n"
+	"\t\tif tonumber(s) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then\n"
+	"\t\t\tredis.call('DEL', lock, rd)\n"
+	"\t\t\treturn 2\n"
+	"\t\tend\n"
+	"\tend\n"
+	"end\n"
+	LKC_RS_LUA_CORE
+	LKC_RS_LUA_QUEUE
+	"local fair, now = ARGV[3], now_ms()\n"
+	"local function cool()\n"
+	"\tif cooldown(now) < now + tonumber(delay) then add_reader('cooldown', delay, now) end\n"
+	"\twake_head()\n"
+	"end\n"
+	"if v == me then\n"
+	"\tredis.call('DEL', lock)\n"
+	"\tif delay ~= '0' then cool() else settle(fair) end\n"
+	"\treturn 1\n"
+	"end\n"
+	"local s = tonumber(redis.call('ZSCORE', rd, me) or '-1')\n"
+	"if s > now then\n"
+	"\tredis.call('ZREM', rd, me)\n"
+	"\tif delay ~= '0' then\n"
+	"\t\tcool()\n"
+	"\telse\n"
+	"\t\tsync(now)\n"
+	"\t\tsettle(fair)\n"
+	"\tend\n"
+	"\treturn 2\n"
+	"end\n"
+	"if s >= 0 then redis.call('ZREM', rd, me) end\n"
+	"if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end\n"
+	"sync(now)\n"
+	"settle(fair)\n"
+	"return 0\n";
+
+/*
+ * As the release script, with ARGV[2] the new TTL in ms, or "" for none.
+ * Waiters sleep at most the time they last saw left, so a shorter hold wakes
+ * the head.
+ */
+static const char lkc_rs_refresh_lua[] = LKC_RS_LUA_CORE
+	LKC_RS_LUA_QUEUE
+	"local me, ttl = ARGV[1], ARGV[2]\n"
+	"local v = redis.call('GET', lock)\n"
+	"if v == me then\n"
+	"\tif ttl == '' then\n"
+	"\t\tredis.call('PERSIST', lock)\n"
+	"\telse\n"
+	"\t\tlocal left = redis.call('PTTL', lock)\n"
+	"\t\tredis.call('PEXPIRE', lock, ttl)\n"
+	"\t\tif left < 0 or left > tonumber(ttl) then wake_head() end\n"
+	"\tend\n"
+	"\treturn 1\n"
+	"end\n"
+	"local now = now_ms()\n"
+	"local s = tonumber(redis.call('ZSCORE', rd, me) or '-1')\n"
+	"if s > now then\n"
+	"\tadd_reader(me, ttl, now)\n"
+	"\tif ttl ~= '' and now + tonumber(ttl) < s then wake_head() end\n"
+	"\treturn 2\n"
+	"end\n"
+	"if s >= 0 then\n"
+	"\tredis.call('ZREM', rd, me)\n"
+	"\tsync(now)\n"
+	"end\n"
+	"if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end\n"
+	"return 0\n";
+
+/*
+ * ARGV[1] an owner token. Returns 1 when it holds the write hold, 2 a read
+ * hold, 0 when nobody holds the resource, -1 somebody else. Changes nothing.
+ */
+static const char lkc_rs_check_lua[] = LKC_RS_LUA_CORE
+	"local me = ARGV[1]\n"
+	"local v = redis.call('GET', lock)\n"
+	"if v == me then return 1 end\n"
+	"local now = now_ms()\n"
+	"local s = redis.call('ZSCORE', rd, me)\n"
+	"if s and tonumber(s) > now then return 2 end\n"
+	"if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end\n"
+	"return 0\n";
+
+/*
+ * ARGV[1] our owner token. Returns the fencing token of our write hold: the
+ * counter's value, which no other take can have moved while we hold the lock,
+ * after its jump when it is new. Else -2 when we hold a read hold, 0 nothing
+ * and nobody holds the resource, -1 somebody else does.
+ */
+static const char lkc_rs_fence_lua[] = LKC_RS_LUA_CORE
+	"local me = ARGV[1]\n"
+	"local v = redis.call('GET', lock)\n"
+	"if v == me then\n"
+	"\tlocal f = tonumber(redis.call('GET', fk))\n"
+	"\tif not f or f < 1e12 then f = bump() end\n"
+	"\treturn f\n"
+	"end\n"
+	"local now = now_ms()\n"
+	"local s = redis.call('ZSCORE', rd, me)\n"
+	"if s and tonumber(s) > now then return -2 end\n"
+	"if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end\n"
+	"return 0\n";
+
+/*
+ * ARGV[1] "1" fair. Breaks the writer, every reader and a cooldown, withdraws
+ * the hand-offs not yet picked up (their "y" would otherwise still read as a
+ * hold), and hands the resource to the waiters; the fencing counter stays.
+ * Returns how many holds went.
+ */
+static const char lkc_rs_force_lua[] = LKC_RS_LUA_CORE
+	LKC_RS_LUA_QUEUE
+	"local now, n = now_ms(), 0\n"
+	"local v = redis.call('GET', lock)\n"
+	"if v and v ~= 'shared' then\n"
+	"\tredis.call('DEL', lock .. ':w:' .. v)\n"
+	"\tn = 1\n"
+	"end\n"
+	"for _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do\n"
+	"\tlocal w = lock .. ':w:' .. h\n"
+	"\tlocal m = redis.call('LINDEX', w, -1)\n"
+	"\tif m and string.sub(m, 1, 1) == 'y' then redis.call('DEL', w) end\n"
+	"end\n"
+	"n = n + live_readers(now)\n"
+	"redis.call('DEL', lock, hd, rd)\n"
+	"settle(ARGV[1])\n"
+	"return n\n";
 
 /* A script and the SHA-1 Redis names it by in its cache. */
 typedef struct {
@@ -311,13 +686,15 @@ typedef struct {
 	char sha[41];
 } lkc_rs_lua;
 
-enum { LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_FORCE, LKC_RS_WAIT, LKC_RS_NSCRIPTS };
+enum { LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_NSCRIPTS };
 
 static lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
+	[LKC_RS_ACQUIRE] = { "acquire", lkc_rs_acquire_lua, "" },
 	[LKC_RS_RELEASE] = { "release", lkc_rs_release_lua, "" },
 	[LKC_RS_REFRESH] = { "refresh", lkc_rs_refresh_lua, "" },
+	[LKC_RS_CHECK] = { "check", lkc_rs_check_lua, "" },
+	[LKC_RS_FENCE] = { "fencing token", lkc_rs_fence_lua, "" },
 	[LKC_RS_FORCE] = { "force release", lkc_rs_force_lua, "" },
-	[LKC_RS_WAIT] = { "wait", lkc_rs_wait_lua, "" },
 };
 static pthread_once_t lkc_rs_scripts_once = PTHREAD_ONCE_INIT;
 
@@ -439,17 +816,39 @@ static void lkc_rs_sha1_hex(const char *data, size_t len, char out[41])
 	out[40] = '\0';
 }
 
-/*
- * The key of a resource: prefix + "{" + resource + "}" + suffix. Every key of
- * one resource (lock, fencing counter, queue, readers) shares the braced hash
- * tag, so scripts may touch them together.
- */
-static char *lkc_rs_key(const lkc_rs_store *s, const char *resource, size_t len,
-	const char *suffix, size_t *key_len)
-{
-	size_t prefix_len = s->cfg.prefix_len, suffix_len = strlen(suffix);
-	char *key = malloc(prefix_len + len + suffix_len + 3);
 
+/*
+ * The lock key of a resource, prefix + "{" + tag + "}"; every other key of
+ * the resource is the lock key and a suffix, so all of them share the hash
+ * tag. The tag is the resource itself when it holds no brace. A brace would
+ * end the tag early, or leave it empty (a resource starting with '}'), which
+ * Redis reads as "hash the whole key" and which would scatter the keys of one
+ * resource over a cluster's slots; such a resource is tagged "{" and the hex
+ * SHA-256 of its bytes instead, which no brace-free resource can equal.
+ * (lkc_redis_open refuses the one prefix that would empty the tag whatever
+ * follows.)
+ */
+static char *lkc_rs_lock_key(const lkc_rs_store *s, const char *resource, size_t len, size_t *key_len)
+{
+	static const char hex[] = "0123456789abcdef";
+	char hashed[1 + 64];
+	const char *tag = resource;
+	size_t tag_len = len, prefix_len = s->cfg.prefix_len;
+	char *key;
+
+	if (memchr(resource, '{', len) != NULL || memchr(resource, '}', len) != NULL) {
+		unsigned char digest[32];
+
+		lkc_sha256(resource, len, digest);
+		hashed[0] = '{';
+		for (int i = 0; i < 32; i++) {
+			hashed[1 + 2 * i] = hex[digest[i] >> 4];
+			hashed[2 + 2 * i] = hex[digest[i] & 15];
+		}
+		tag = hashed;
+		tag_len = sizeof(hashed);
+	}
+	key = malloc(prefix_len + tag_len + 3);
 	if (key == NULL) {
 		return NULL;
 	}
@@ -457,12 +856,19 @@ static char *lkc_rs_key(const lkc_rs_store *s, const char *resource, size_t len,
 		memcpy(key, s->cfg.prefix, prefix_len);
 	}
 	key[prefix_len] = '{';
-	memcpy(key + prefix_len + 1, resource, len);
-	key[prefix_len + 1 + len] = '}';
-	memcpy(key + prefix_len + 2 + len, suffix, suffix_len);
-	*key_len = prefix_len + len + suffix_len + 2;
+	memcpy(key + prefix_len + 1, tag, tag_len);
+	key[prefix_len + 1 + tag_len] = '}';
+	*key_len = prefix_len + tag_len + 2;
 	key[*key_len] = '\0';
 	return key;
+}
+
+/* Whether the prefix's first '{' is followed at once by '}': an empty hash tag, whatever comes after it. */
+static int lkc_rs_prefix_empties_tag(const char *prefix, size_t len)
+{
+	const char *open = prefix != NULL ? memchr(prefix, '{', len) : NULL;
+
+	return open != NULL && (size_t) (open - prefix) + 1 < len && open[1] == '}';
 }
 
 /* Fills err with "Redis at ENDPOINT: " and the formatted cause; returns code. */
@@ -1013,43 +1419,6 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds
 	return lkc_rs_exchange(s, op, cmds, n, replies, err);
 }
 
-/* Runs one command that is safe to repeat: a failed one (a stale connection) is sent once more on a new connection. */
-static lkc_rc lkc_rs_call(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmd, redisReply **reply, lkc_err *err)
-{
-	for (;;) {
-		lkc_rc rc = lkc_rs_send(s, op, cmd, 1, reply, err);
-
-		if (!lkc_rs_may_recover(op, rc)) {
-			return rc;
-		}
-		op->recovered = 1;
-	}
-}
-
-/* Who holds key: 1 owner, 0 nobody, -1 somebody else. */
-static lkc_rc lkc_rs_owner_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len,
-	const char *owner, int *state, lkc_err *err)
-{
-	const char *argv[2] = { "GET", key };
-	size_t lens[2] = { 3, key_len };
-	lkc_rs_cmd cmd = { 2, argv, lens };
-	redisReply *reply;
-	lkc_rc rc = lkc_rs_call(s, op, &cmd, &reply, err);
-
-	if (rc != LKC_OK) {
-		return rc;
-	}
-	if (reply->type == REDIS_REPLY_NIL) {
-		*state = 0;
-	} else if (reply->type == REDIS_REPLY_STRING) {
-		*state = reply->len == LKC_TOKEN_LEN && memcmp(reply->str, owner, LKC_TOKEN_LEN) == 0 ? 1 : -1;
-	} else {
-		rc = lkc_rs_unexpected(s, "GET", reply, err);
-	}
-	freeReplyObject(reply);
-	return rc;
-}
-
 /* Names every script by the SHA-1 of its body, once per process. */
 static void lkc_rs_scripts_init(void)
 {
@@ -1058,74 +1427,31 @@ static void lkc_rs_scripts_init(void)
 	}
 }
 
-/* The keys of one resource, in the order the scripts read them as KEYS. */
-enum { LKC_RS_K_LOCK, LKC_RS_K_QUEUE, LKC_RS_K_DEADLINES, LKC_RS_K_WATCHER, LKC_RS_K_WAKE, LKC_RS_NKEYS };
-
-typedef struct {
-	char *name[LKC_RS_NKEYS];
-	size_t len[LKC_RS_NKEYS];
-} lkc_rs_keys;
-
-/* Frees what lkc_rs_keys_make built. */
-static void lkc_rs_keys_free(lkc_rs_keys *keys)
-{
-	for (int i = 0; i < LKC_RS_NKEYS; i++) {
-		free(keys->name[i]);
-		keys->name[i] = NULL;
-	}
-}
-
-/* Builds the first n keys of a resource (the wake list is owner's); 0, or -1 when out of memory. */
-static int lkc_rs_keys_make(const lkc_rs_store *s, const char *resource, size_t len, const char *owner,
-	int n, lkc_rs_keys *keys)
-{
-	char wake[LKC_TOKEN_LEN + 4];
-	const char *suffix[LKC_RS_NKEYS] = { "", ":q", ":qd", ":ws", wake };
-
-	memset(keys, 0, sizeof(*keys));
-	if (n > LKC_RS_K_WAKE) {
-		snprintf(wake, sizeof(wake), ":w:%s", owner);
-	}
-	for (int i = 0; i < n; i++) {
-		keys->name[i] = lkc_rs_key(s, resource, len, suffix[i], &keys->len[i]);
-		if (keys->name[i] == NULL) {
-			lkc_rs_keys_free(keys);
-			return -1;
-		}
-	}
-	return 0;
-}
-
 /*
- * Runs a script on the first nkeys keys with nargs arguments, by its SHA-1,
+ * Runs a script on a resource's lock key with nargs arguments, by its SHA-1,
  * loading it with EVAL when the server's script cache does not have it
  * (restart, SCRIPT FLUSH). *reply is the caller's to free.
  */
-static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const lkc_rs_keys *keys, int nkeys,
+static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
 	const char *const *args, int nargs, redisReply **reply, lkc_err *err)
 {
 	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
-	const char *argv[3 + LKC_RS_NKEYS + 8];
-	size_t lens[3 + LKC_RS_NKEYS + 8];
-	char nkeys_s[12];
-	lkc_rs_cmd cmd = { 0, argv, lens };
+	const char *argv[4 + 8];
+	size_t lens[4 + 8];
+	lkc_rs_cmd cmd = { 4 + nargs, argv, lens };
 	lkc_rc rc;
 
-	snprintf(nkeys_s, sizeof(nkeys_s), "%d", nkeys);
 	argv[0] = "EVALSHA";
 	lens[0] = 7;
 	argv[1] = lua->sha;
 	lens[1] = 40;
-	argv[2] = nkeys_s;
-	lens[2] = strlen(nkeys_s);
-	cmd.argc = 3;
-	for (int i = 0; i < nkeys; i++, cmd.argc++) {
-		argv[cmd.argc] = keys->name[i];
-		lens[cmd.argc] = keys->len[i];
-	}
-	for (int i = 0; i < nargs; i++, cmd.argc++) {
-		argv[cmd.argc] = args[i];
-		lens[cmd.argc] = strlen(args[i]);
+	argv[2] = "1";
+	lens[2] = 1;
+	argv[3] = key;
+	lens[3] = key_len;
+	for (int i = 0; i < nargs; i++) {
+		argv[4 + i] = args[i];
+		lens[4 + i] = strlen(args[i]);
 	}
 	rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
 	if (rc != LKC_OK) {
@@ -1152,13 +1478,20 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const lkc_
 	return rc;
 }
 
-/* As lkc_rs_eval, for a script that answers an integer. */
-static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const lkc_rs_keys *keys, int nkeys,
+/* As lkc_rs_eval, for a script that answers an integer, sent again on a new connection when a failure leaves it unknown whether it ran. */
+static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
 	const char *const *args, int nargs, long long *result, lkc_err *err)
 {
 	redisReply *reply;
-	lkc_rc rc = lkc_rs_eval(s, op, script, keys, nkeys, args, nargs, &reply, err);
+	lkc_rc rc;
 
+	for (;;) {
+		rc = lkc_rs_eval(s, op, script, key, key_len, args, nargs, &reply, err);
+		if (!lkc_rs_may_recover(op, rc)) {
+			break;
+		}
+		op->recovered = 1;
+	}
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -1171,10 +1504,24 @@ static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const 
 	return rc;
 }
 
-/* Maps a compare-and-act script's answer (1 ours, 0 absent, -1 another owner). */
-static lkc_rc lkc_rs_script_result(const lkc_rs_store *s, const char *what, long long result, lkc_err *err)
+/* Who holds the resource, per the check script: 1 owner as writer, 2 owner as reader, 0 nobody, -1 somebody else. */
+static lkc_rc lkc_rs_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len, const char *owner,
+	long long *state, lkc_err *err)
 {
-	if (result == 1) {
+	const char *args[1] = { owner };
+
+	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, 1, state, err);
+}
+
+/*
+ * Maps a script's answer about our hold (1 write hold, 2 read hold, 0 none
+ * and nobody holds it, -1 somebody else does); sets the hold's mode to what
+ * the server says it is, which a hold restored by its token cannot know.
+ */
+static lkc_rc lkc_rs_hold_result(const lkc_rs_store *s, lkc_hold *hold, const char *what, long long result, lkc_err *err)
+{
+	if (result == 1 || result == 2) {
+		hold->mode = result == 1 ? LKC_MODE_EXCLUSIVE : LKC_MODE_SHARED;
 		return LKC_OK;
 	}
 	if (result == 0) {
@@ -1186,122 +1533,143 @@ static lkc_rc lkc_rs_script_result(const lkc_rs_store *s, const char *what, long
 	return lkc_rs_fail(s, err, LKC_ERR_PROTOCOL, "unexpected answer %lld from the %s script", result, what);
 }
 
-/* One attempt at taking the lock: a plain SET NX, whether or not the caller goes on to wait. */
-static lkc_rc lkc_rs_try_acquire(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
-	int64_t ttl_ms, lkc_err *err)
+/* What one acquire call sends with every step: the keys and the arguments that stay the same. */
+typedef struct {
+	char *key;               /* the lock key */
+	size_t key_len;
+	char *wake;              /* our wake list, when we may wait */
+	size_t wake_len;
+	const char *owner;
+	char ttl[24];            /* ms, "" for none */
+	char want;               /* 'w' the write hold, 'r' a read hold */
+	char held;               /* what the caller holds now: 'w', 'r' or 'n' */
+	char fair;               /* '1' or '0' */
+	char stay[24];           /* how long a waiter's liveness deadline lasts (ms) */
+} lkc_rs_req;
+
+/* What a step of the acquire script answered. */
+typedef enum {
+	LKC_RS_TAKEN,            /* the hold is ours; fence is its token for a write hold, else -1 */
+	LKC_RS_REFUSED,          /* not taken, not queued (or left the queue) */
+	LKC_RS_PROMOTING,        /* not taken: another reader's promotion is pending */
+	LKC_RS_QUEUED            /* queued: sleep bound ms at most (-1 no bound) */
+} lkc_rs_outcome;
+
+typedef struct {
+	lkc_rs_outcome outcome;
+	int64_t fence;
+	int64_t bound;
+} lkc_rs_answer;
+
+/* Frees what lkc_rs_req_init allocated. */
+static void lkc_rs_req_free(lkc_rs_req *req)
 {
-	const char *key = keys->name[LKC_RS_K_LOCK];
-	size_t key_len = keys->len[LKC_RS_K_LOCK];
-	char ttl[24];
-	const char *argv[6] = { "SET", key, hold->owner, "NX", "PX", ttl };
-	size_t lens[6] = { 3, key_len, LKC_TOKEN_LEN, 2, 2, 0 };
-	lkc_rs_cmd cmd = { ttl_ms == LKC_TTL_NONE ? 4 : 6, argv, lens };
-	redisReply *reply;
-	lkc_rs_op op;
-	lkc_rc rc;
-
-	snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
-	lens[5] = strlen(ttl);
-	lkc_rs_op_start(s, &op);
-	for (;;) {
-		int state;
-
-		rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
-		if (rc == LKC_OK) {
-			break;
-		}
-		if (!lkc_rs_may_recover(&op, rc)) {
-			return rc;
-		}
-		op.recovered = 1;
-		/* The SET may have run before the connection failed: the key tells whether we hold it. */
-		rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
-		if (rc != LKC_OK) {
-			return rc;
-		}
-		if (state == 1) {
-			return LKC_OK;
-		}
-		if (state == -1) {
-			return LKC_BUSY;
-		}
-		/* Nobody holds it, so our SET did not take effect and sending it again is safe. */
-	}
-	if (lkc_rs_is_ok(reply)) {
-		rc = LKC_OK;
-	} else if (reply->type == REDIS_REPLY_NIL) {
-		rc = LKC_BUSY;
-	} else {
-		rc = lkc_rs_unexpected(s, "SET", reply, err);
-	}
-	freeReplyObject(reply);
-	return rc;
+	free(req->key);
+	free(req->wake);
+	req->key = req->wake = NULL;
 }
 
-/*
- * Runs one step of the wait script (how: "q", "l" or "i", see there). Sets
- * *taken, and *bound to the longest sleep before the next step when queued
- * (ms, -1 none).
- */
-static lkc_rc lkc_rs_wait_step(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
-	int64_t ttl_ms, const char *how, int *taken, int64_t *bound, lkc_err *err)
+/* Prepares the steps of an acquire in mode; the wake list only when waiting. 0, or -1 when out of memory. */
+static int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int waiting)
 {
-	char ttl[24] = "", stay[24];
-	const char *args[5] = { hold->owner, ttl, s->cfg.fair ? "1" : "0", stay, how };
+	memset(req, 0, sizeof(*req));
+	req->key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &req->key_len);
+	if (req->key == NULL) {
+		return -1;
+	}
+	if (waiting) {
+		req->wake_len = req->key_len + 3 + LKC_TOKEN_LEN;
+		req->wake = malloc(req->wake_len + 1);
+		if (req->wake == NULL) {
+			lkc_rs_req_free(req);
+			return -1;
+		}
+		memcpy(req->wake, req->key, req->key_len);
+		memcpy(req->wake + req->key_len, ":w:", 3);
+		memcpy(req->wake + req->key_len + 3, hold->owner, LKC_TOKEN_LEN + 1);
+	}
+	req->owner = hold->owner;
+	if (ttl_ms != LKC_TTL_NONE) {
+		snprintf(req->ttl, sizeof(req->ttl), "%lld", (long long) ttl_ms);
+	}
+	req->want = mode == LKC_MODE_EXCLUSIVE ? 'w' : 'r';
+	req->held = hold->mode == LKC_MODE_EXCLUSIVE ? 'w' : hold->mode == LKC_MODE_SHARED ? 'r' : 'n';
+	req->fair = s->cfg.fair ? '1' : '0';
+	/* A live waiter runs the script again within one sleep, two I/O timeouts and a margin. */
+	snprintf(req->stay, sizeof(req->stay), "%lld", (long long) (LKC_RS_WAIT_CAP + 2 * s->cfg.timeout_ms + LKC_RS_SLACK));
+	return 0;
+}
+
+/* Reads the acquire script's answer (see there). */
+static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_rs_answer *ans, lkc_err *err)
+{
+	ans->fence = -1;
+	ans->bound = -1;
+	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= -2) {
+		if (reply->integer >= 0) {
+			ans->outcome = LKC_RS_TAKEN;
+			ans->fence = reply->integer > 0 ? reply->integer : -1;
+		} else {
+			ans->outcome = reply->integer == -1 ? LKC_RS_REFUSED : LKC_RS_PROMOTING;
+		}
+		return LKC_OK;
+	}
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2
+		&& reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer == -3
+		&& reply->element[1]->type == REDIS_REPLY_INTEGER) {
+		ans->outcome = LKC_RS_QUEUED;
+		ans->bound = reply->element[1]->integer;
+		return LKC_OK;
+	}
+	return lkc_rs_unexpected(s, "the acquire script", reply, err);
+}
+
+/* Runs one step of the acquire script (how: 't', 'q', 'l' or 'i', see there). */
+static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_rs_answer *ans, lkc_err *err)
+{
+	char flags[5] = { req->want, how, req->fair, req->held, '\0' };
+	const char *args[4] = { req->owner, req->ttl, flags, req->stay };
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (ttl_ms != LKC_TTL_NONE) {
-		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
-	}
-	/* A live waiter runs the script again within one sleep, two I/O timeouts and a margin. */
-	snprintf(stay, sizeof(stay), "%lld", (long long) (LKC_RS_WAIT_CAP + 2 * s->cfg.timeout_ms + LKC_RS_SLACK));
-	*taken = 0;
-	*bound = -1;
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		rc = lkc_rs_eval(s, &op, LKC_RS_WAIT, keys, LKC_RS_NKEYS, args, 5, &reply, err);
+		rc = lkc_rs_eval(s, &op, LKC_RS_ACQUIRE, req->key, req->key_len, args, 4, &reply, err);
 		if (rc == LKC_OK) {
 			break;
 		}
-		/* Running the step twice ends as running it once, so one that may have run is simply sent again. */
+		/* Running a step twice ends as running it once, so one that may have run is simply sent again. */
 		if (!lkc_rs_may_recover(&op, rc)) {
 			return rc;
 		}
 		op.recovered = 1;
 	}
-	if (reply->type != REDIS_REPLY_ARRAY || reply->elements < 1 || reply->elements > 2
-		|| reply->element[0]->type != REDIS_REPLY_INTEGER
-		|| (reply->elements == 2 && reply->element[1]->type != REDIS_REPLY_INTEGER)) {
-		rc = lkc_rs_unexpected(s, "the wait script", reply, err);
-	} else {
-		*taken = reply->element[0]->integer == 1;
-		if (reply->elements == 2) {
-			*bound = reply->element[1]->integer;
-		}
-	}
+	rc = lkc_rs_read_answer(s, reply, ans, err);
 	freeReplyObject(reply);
 	return rc;
 }
 
 /*
  * Sleeps in BLPOP on our wake list for at most ms; *why is the first byte of
- * the message that woke us, 0 when none came. A signal the host wants
- * handled ends the sleep (LKC_INTERRUPTED) and drops the connection, which
- * is blocked mid-command.
+ * the message that woke us, 0 when none came, and *fence the token a "y<n>"
+ * carried (-1 none). A signal the host wants handled ends the sleep
+ * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
  */
-static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_keys *keys, int64_t ms, char *why, lkc_err *err)
+static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, char *why, int64_t *fence,
+	lkc_err *err)
 {
 	char secs[32];
-	const char *argv[3] = { "BLPOP", keys->name[LKC_RS_K_WAKE], secs };
-	size_t lens[3] = { 5, keys->len[LKC_RS_K_WAKE], 0 };
+	const char *argv[3] = { "BLPOP", req->wake, secs };
+	size_t lens[3] = { 5, req->wake_len, 0 };
 	lkc_rs_cmd cmd = { 3, argv, lens };
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
 
 	*why = 0;
+	*fence = -1;
 	/* Redis 6 and later take fractions of a second; 0 would mean forever, so a sleep lasts 1 ms at least. */
 	if (ms < 1) {
 		ms = 1;
@@ -1319,7 +1687,21 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_keys *keys, int64_t ms,
 	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING
 		&& reply->element[1]->len > 0) {
-		*why = reply->element[1]->str[0];
+		const redisReply *msg = reply->element[1];
+
+		*why = msg->str[0];
+		if (*why == 'y' && msg->len > 1 && msg->len < 20) {
+			char digits[24];
+			char *end;
+			long long n;
+
+			memcpy(digits, msg->str + 1, msg->len - 1);
+			digits[msg->len - 1] = '\0';
+			n = strtoll(digits, &end, 10);
+			if (*end == '\0' && n > 0) {
+				*fence = n;
+			}
+		}
 	} else if (reply->type != REDIS_REPLY_NIL) {
 		rc = lkc_rs_unexpected(s, "BLPOP", reply, err);
 	}
@@ -1328,74 +1710,84 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_keys *keys, int64_t ms,
 }
 
 /*
- * Ends an interrupted wait: leaves the queue and hands on a lock handed to
- * us meanwhile. Best effort: when the server cannot be reached, our entry
- * dies with its liveness deadline and a lock handed to us with its grace.
+ * Ends an interrupted wait: leaves the queue and gives back what was handed
+ * to us meanwhile. Best effort: when the server cannot be reached, our entry
+ * dies with its liveness deadline and a hold handed to us with its grace.
  */
-static lkc_rc lkc_rs_wait_interrupted(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
-	int64_t ttl_ms, int queued, lkc_err *err)
+static lkc_rc lkc_rs_wait_interrupted(lkc_rs_store *s, const lkc_rs_req *req, int queued, lkc_err *err)
 {
 	if (queued) {
 		lkc_err ignored;
-		int64_t bound;
-		int taken;
+		lkc_rs_answer ans;
 
-		lkc_rs_wait_step(s, hold, keys, ttl_ms, "i", &taken, &bound, &ignored);
+		lkc_rs_step(s, req, 'i', &ans, &ignored);
 	}
 	return lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the lock was interrupted");
 }
 
+/* Fills err for an acquire that did not get the hold. */
+static lkc_rc lkc_rs_busy(const lkc_rs_store *s, lkc_rs_outcome outcome, lkc_err *err)
+{
+	if (outcome == LKC_RS_PROMOTING) {
+		return lkc_rs_fail(s, err, LKC_BUSY,
+			"another reader waits to promote its hold: two promotions would wait for each other");
+	}
+	return lkc_rs_fail(s, err, LKC_BUSY, "the lock is held by another owner");
+}
+
 /*
- * Waits for the lock after a failed attempt: queue, sleep until woken or the
- * holder's TTL runs out, try again. LKC_OK, LKC_BUSY when wait_ms ran out,
- * LKC_INTERRUPTED, or an error; neither of the last two leaves an entry
+ * Waits for the hold after the first step queued us: sleep until woken or
+ * what blocks us runs out, step again. LKC_OK, LKC_BUSY when wait_ms ran
+ * out, LKC_INTERRUPTED, or an error; neither of the last two leaves an entry
  * behind when the server can still be reached.
  */
-static lkc_rc lkc_rs_wait(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_keys *keys,
-	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, int64_t bound,
+	int64_t wait_ms, lkc_err *err)
 {
 	uint64_t deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
-	const char *how = "q";
-	int queued = 0, step = 1, failed_sleep = 0;
-	int64_t nap = 0;
+	char how = 'q';
+	int step = 0, failed_sleep = 0;
+	/* One millisecond past what blocks us, it is gone for the next step. */
+	int64_t nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 
 	for (;;) {
-		int64_t left;
+		int64_t left, fence;
 		char why;
 		lkc_rc rc;
 
 		/* Also asked without a signal: one that came between two system calls ended none of them. */
 		if (s->interrupted || lkc_interrupted()) {
-			return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
 		if (step) {
-			int64_t bound;
-			int taken;
+			lkc_rs_answer ans;
 
-			rc = lkc_rs_wait_step(s, hold, keys, ttl_ms, how, &taken, &bound, err);
-			if (rc != LKC_OK || taken) {
+			rc = lkc_rs_step(s, req, how, &ans, err);
+			if (rc != LKC_OK) {
 				return rc;
 			}
-			if (how[0] == 'l') {
-				return LKC_BUSY;
+			if (ans.outcome == LKC_RS_TAKEN) {
+				hold->fence = ans.fence;
+				return LKC_OK;
 			}
-			queued = 1;
+			if (ans.outcome != LKC_RS_QUEUED) {
+				return lkc_rs_busy(s, ans.outcome, err);
+			}
 			if (s->interrupted) {
-				return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+				return lkc_rs_wait_interrupted(s, req, 1, err);
 			}
-			/* One millisecond past the holder's TTL, the key is gone for the next step. */
-			nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
+			nap = ans.bound >= 0 && ans.bound + 1 < LKC_RS_WAIT_CAP ? ans.bound + 1 : LKC_RS_WAIT_CAP;
 		}
 		left = wait_ms < 0 ? INT64_MAX : lkc_ms_left(deadline);
 		if (left == 0) {
-			/* The last step still takes a lock handed to us in time, and else leaves the queue. */
-			how = "l";
+			/* The last step still takes a hold handed to us in time, and else leaves the queue. */
+			how = 'l';
 			step = 1;
 			continue;
 		}
-		rc = lkc_rs_sleep(s, keys, nap < left ? nap : left, &why, err);
+		rc = lkc_rs_sleep(s, req, nap < left ? nap : left, &why, &fence, err);
 		if (rc == LKC_INTERRUPTED) {
-			return lkc_rs_wait_interrupted(s, hold, keys, ttl_ms, queued, err);
+			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
 		if (rc != LKC_OK) {
 			/* A "y" may have been lost with the connection: one step on a new one settles where we are. */
@@ -1407,7 +1799,8 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_ke
 		}
 		failed_sleep = 0;
 		if (why == 'y') {
-			/* Handed to us with our TTL by whoever freed it: the reply is the acquisition. */
+			/* Handed to us by whoever freed it: the reply is the acquisition, with its fencing token. */
+			hold->fence = req->want == 'w' ? fence : -1;
 			return LKC_OK;
 		}
 		/* We watch a hand-off: if it is not picked up within the grace, our next step breaks it. */
@@ -1418,32 +1811,164 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, const lkc_hold *hold, const lkc_rs_ke
 	}
 }
 
-/* Takes the lock: one SET NX, then, when busy and allowed to wait, the queue. */
+/* Whether a reply is the simple status text. */
+static int lkc_rs_is_status(const redisReply *reply, const char *text)
+{
+	size_t len = strlen(text);
+
+	return reply->type == REDIS_REPLY_STATUS && reply->len == len && memcmp(reply->str, text, len) == 0;
+}
+
+/*
+ * The fencing token of our write hold, from the fence script (which also
+ * makes a new counter jump, see the top of this file).
+ */
+static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, lkc_hold *hold,
+	int64_t *fence, lkc_err *err)
+{
+	const char *args[1] = { hold->owner };
+	long long result = 0;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FENCE, key, key_len, args, 1, &result, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (result > 0) {
+		*fence = result;
+		return LKC_OK;
+	}
+	if (result == -2) {
+		hold->mode = LKC_MODE_SHARED;
+		return lkc_rs_fail(s, err, LKC_ERR_STATE, "a read hold has no fencing token");
+	}
+	return lkc_rs_hold_result(s, hold, "get a fencing token", result, err);
+}
+
+/*
+ * One attempt at the write hold by a hold that has none: MULTI, SET NX PX,
+ * INCR of the fencing counter, EXEC, in one write and one round trip. The
+ * lock key exists whenever anybody holds the resource in any mode, so SET NX
+ * is the whole check, and the transaction hands out the token atomically
+ * with the take. A failed attempt burns a token. An ambiguous failure is
+ * settled by asking who holds the resource, and the attempt is sent again
+ * only when nobody does.
+ */
+static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
+{
+	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
+	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
+	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
+	size_t set_len[6] = { 3, req->key_len, LKC_TOKEN_LEN, 2, 2, strlen(req->ttl) };
+	size_t incr_len[2] = { 4, req->key_len + 2 };
+	char *counter = malloc(req->key_len + 3);
+	const char *incr[2] = { "INCR", counter };
+	lkc_rs_cmd cmds[4] = {
+		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
+		{ 1, exec, exec_len },
+	};
+	redisReply *replies[4], *outcome;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (counter == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	memcpy(counter, req->key, req->key_len);
+	memcpy(counter + req->key_len, ":f", 3);
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		long long state;
+
+		rc = lkc_rs_send(s, &op, cmds, 4, replies, err);
+		if (rc == LKC_OK) {
+			break;
+		}
+		if (!lkc_rs_may_recover(&op, rc)) {
+			free(counter);
+			return rc;
+		}
+		op.recovered = 1;
+		/* The transaction may have run before the connection failed: the keys tell whether we hold the lock. */
+		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, &state, err);
+		if (rc != LKC_OK || state != 0) {
+			free(counter);
+			if (rc == LKC_OK && state == 1) {
+				/* Ours, with a token we never read: lkc_fence asks for it when it is wanted. */
+				hold->fence = -1;
+				return LKC_OK;
+			}
+			return rc != LKC_OK ? rc : lkc_rs_busy(s, LKC_RS_REFUSED, err);
+		}
+		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
+	}
+	free(counter);
+	outcome = replies[3];
+	rc = LKC_OK;
+	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
+	for (int i = 0; i < 4 && rc == LKC_OK; i++) {
+		if (replies[i]->type == REDIS_REPLY_ERROR) {
+			rc = lkc_rs_refused(s, i == 0 ? "MULTI" : i == 1 ? "SET" : i == 2 ? "INCR" : "EXEC", replies[i], err);
+		}
+	}
+	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || !lkc_rs_is_status(replies[1], "QUEUED")
+		|| !lkc_rs_is_status(replies[2], "QUEUED") || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 2
+		|| outcome->element[1]->type != REDIS_REPLY_INTEGER)) {
+		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
+	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
+		hold->fence = outcome->element[1]->integer;
+	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
+		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
+	} else if (rc == LKC_OK) {
+		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
+	}
+	lkc_rs_free_replies(replies, 4);
+	if (rc == LKC_OK && hold->fence < 1000000000000LL) {
+		lkc_err ignored;
+
+		/* A new counter: its jump takes the fence script. Should that fail, lkc_fence asks again later. */
+		if (lkc_rs_fence_of(s, req->key, req->key_len, hold, &hold->fence, &ignored) != LKC_OK) {
+			hold->fence = -1;
+		}
+	}
+	return rc;
+}
+
+/*
+ * Takes the hold in mode, or converts the one we have (promotion, demotion):
+ * one step of the acquire script, then, when busy and allowed to wait, the
+ * queue.
+ */
 static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
-	lkc_rs_keys keys;
+	lkc_rs_answer ans;
+	lkc_rs_req req;
 	lkc_rc rc;
 
-	if (mode != LKC_MODE_EXCLUSIVE) {
-		return lkc_rs_fail(s, err, LKC_ERR_UNSUPPORTED, "shared holds are not supported yet");
-	}
-	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, hold->owner,
-		wait_ms != 0 ? LKC_RS_NKEYS : 1, &keys) != 0) {
+	if (lkc_rs_req_init(s, &req, hold, mode, ttl_ms, wait_ms != 0) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	s->interrupted = 0;
-	rc = lkc_rs_try_acquire(s, hold, &keys, ttl_ms, err);
-	if (rc == LKC_BUSY && wait_ms != 0) {
-		rc = lkc_rs_wait(s, hold, &keys, ttl_ms, wait_ms, err);
+	if (wait_ms == 0 && mode == LKC_MODE_EXCLUSIVE && hold->mode == LKC_MODE_NONE) {
+		rc = lkc_rs_try_write(s, hold, &req, err);
+		lkc_rs_req_free(&req);
+		return rc;
 	}
-	lkc_rs_keys_free(&keys);
+	rc = lkc_rs_step(s, &req, wait_ms != 0 ? 'q' : 't', &ans, err);
 	if (rc == LKC_OK) {
-		hold->fence = -1;
-	} else if (rc == LKC_BUSY) {
-		lkc_rs_fail(s, err, LKC_BUSY, "the lock is held by another owner");
+		if (ans.outcome == LKC_RS_TAKEN) {
+			hold->fence = ans.fence;
+		} else if (ans.outcome == LKC_RS_QUEUED) {
+			rc = lkc_rs_wait(s, hold, &req, ans.bound, wait_ms, err);
+		} else {
+			rc = lkc_rs_busy(s, ans.outcome, err);
+		}
 	}
+	lkc_rs_req_free(&req);
 	return rc;
 }
 
@@ -1468,100 +1993,98 @@ static void lkc_rs_drop_if_closed(lkc_rs_store *s)
 	}
 }
 
-/* Deletes the key and hands the lock to the waiters (or lets it live delay_ms more) if it is still ours. */
+/* Gives up our hold, write or read, and hands the resource to the waiters (or keeps it blocked delay_ms more). */
 static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char delay[24];
 	const char *args[3] = { hold->owner, delay, s->cfg.fair ? "1" : "0" };
-	lkc_rs_keys keys;
+	size_t key_len;
+	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, NULL, 4, &keys) != 0) {
+	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		long long result = 0;
-		int state;
+		redisReply *reply;
+		long long state;
 
-		rc = lkc_rs_eval_int(s, &op, LKC_RS_RELEASE, &keys, 4, args, 3, &result, err);
+		rc = lkc_rs_eval(s, &op, LKC_RS_RELEASE, key, key_len, args, 3, &reply, err);
 		if (rc == LKC_OK) {
-			rc = lkc_rs_script_result(s, "release", result, err);
+			if (reply->type == REDIS_REPLY_INTEGER) {
+				rc = lkc_rs_hold_result(s, hold, "release", reply->integer, err);
+			} else {
+				rc = lkc_rs_unexpected(s, "the release script", reply, err);
+			}
+			freeReplyObject(reply);
 			break;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
 			break;
 		}
 		op.recovered = 1;
-		/* The script may have run before the connection failed: ask whether the key is still ours. */
-		rc = lkc_rs_owner_state(s, &op, keys.name[LKC_RS_K_LOCK], keys.len[LKC_RS_K_LOCK], hold->owner,
-			&state, err);
+		/* The script may have run before the connection failed: ask whether the hold is still ours. */
+		rc = lkc_rs_state(s, &op, key, key_len, hold->owner, &state, err);
 		if (rc != LKC_OK) {
 			break;
 		}
-		if (state != 1) {
+		if (state != 1 && state != 2) {
 			rc = LKC_OK;
 			break;
 		}
 	}
-	lkc_rs_keys_free(&keys);
+	free(key);
 	return rc;
 }
 
-/* Gives the key a new TTL (or none) if it is still ours. */
+/* Gives our hold, write or read, a new TTL (or none) if it is still ours. */
 static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char ttl[24] = "";
 	const char *args[2] = { hold->owner, ttl };
-	lkc_rs_keys keys;
+	size_t key_len;
+	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	long long result = 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (lkc_rs_keys_make(s, hold->resource, hold->resource_len, NULL, 2, &keys) != 0) {
+	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	if (ttl_ms != LKC_TTL_NONE) {
 		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
 	}
 	lkc_rs_op_start(s, &op);
-	for (;;) {
-		long long result = 0;
-
-		rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, &keys, 2, args, 2, &result, err);
-		if (rc == LKC_OK) {
-			rc = lkc_rs_script_result(s, "refresh", result, err);
-			break;
-		}
-		/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
-		if (!lkc_rs_may_recover(&op, rc)) {
-			break;
-		}
-		op.recovered = 1;
+	/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, 2, &result, err);
+	if (rc == LKC_OK) {
+		rc = lkc_rs_hold_result(s, hold, "refresh", result, err);
 	}
-	lkc_rs_keys_free(&keys);
+	free(key);
 	return rc;
 }
 
-/* Reads the key's owner: ours, nobody's or another's. */
+/* Whether our hold, write or read, is still ours. */
 static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
-	char *key = lkc_rs_key(s, hold->resource, hold->resource_len, "", &key_len);
+	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	long long state = 0;
 	lkc_rs_op op;
-	int state;
 	lkc_rc rc;
 
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_owner_state(s, &op, key, key_len, hold->owner, &state, err);
+	rc = lkc_rs_state(s, &op, key, key_len, hold->owner, &state, err);
 	free(key);
 	if (rc != LKC_OK) {
 		return rc;
@@ -1572,17 +2095,17 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	if (state == -1) {
 		return lkc_rs_fail(s, err, LKC_LOST, "the lock expired and another owner holds it now");
 	}
-	return LKC_OK;
+	return lkc_rs_hold_result(s, hold, "check", state, err);
 }
 
-/* Runs a one-key command safe to repeat (EXISTS) and returns its integer reply. */
-static lkc_rc lkc_rs_key_command(lkc_rs_store *s, const char *command, const char *resource, size_t len,
-	long long *result, lkc_err *err)
+/* Whether anybody holds the resource in any mode: the lock key exists exactly then. */
+static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
+	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
-	char *key = lkc_rs_key(s, resource, len, "", &key_len);
-	const char *argv[2] = { command, key };
-	size_t lens[2] = { strlen(command), key_len };
+	char *key = lkc_rs_lock_key(s, resource, len, &key_len);
+	const char *argv[2] = { "EXISTS", key };
+	size_t lens[2] = { 6, key_len };
 	lkc_rs_cmd cmd = { 2, argv, lens };
 	redisReply *reply;
 	lkc_rs_op op;
@@ -1592,59 +2115,63 @@ static lkc_rc lkc_rs_key_command(lkc_rs_store *s, const char *command, const cha
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_call(s, &op, &cmd, &reply, err);
-	free(key);
-	if (rc != LKC_OK) {
-		return rc;
-	}
-	if (reply->type == REDIS_REPLY_INTEGER) {
-		*result = reply->integer;
-	} else {
-		rc = lkc_rs_unexpected(s, command, reply, err);
-	}
-	freeReplyObject(reply);
-	return rc;
-}
-
-/* Whether the resource's lock key exists. */
-static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
-{
-	long long n = 0;
-	lkc_rc rc = lkc_rs_key_command((lkc_rs_store *) store, "EXISTS", resource, len, &n, err);
-
-	if (rc == LKC_OK) {
-		*locked = n > 0;
-	}
-	return rc;
-}
-
-/*
- * Deletes the resource's lock key, whoever holds it, and hands the lock to
- * the waiters. Sent again after an ambiguous failure: at worst that breaks
- * the waiter the first run handed the lock to, as forcing is meant to.
- */
-static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
-{
-	lkc_rs_store *s = (lkc_rs_store *) store;
-	const char *args[1] = { s->cfg.fair ? "1" : "0" };
-	lkc_rs_keys keys;
-	lkc_rs_op op;
-	lkc_rc rc;
-
-	if (lkc_rs_keys_make(s, resource, len, NULL, 4, &keys) != 0) {
-		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
-	}
-	lkc_rs_op_start(s, &op);
 	for (;;) {
-		long long n = 0;
-
-		rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, &keys, 4, args, 1, &n, err);
+		rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
 		if (!lkc_rs_may_recover(&op, rc)) {
 			break;
 		}
 		op.recovered = 1;
 	}
-	lkc_rs_keys_free(&keys);
+	free(key);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type == REDIS_REPLY_INTEGER) {
+		*locked = reply->integer > 0;
+	} else {
+		rc = lkc_rs_unexpected(s, "EXISTS", reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+/*
+ * Breaks whoever holds the resource, writer or readers, and hands it to the
+ * waiters. Sent again after an ambiguous failure: at worst that breaks the
+ * waiter the first run handed the resource to, as forcing is meant to.
+ */
+static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	const char *args[1] = { s->cfg.fair ? "1" : "0" };
+	size_t key_len;
+	char *key = lkc_rs_lock_key(s, resource, len, &key_len);
+	long long n = 0;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, key, key_len, args, 1, &n, err);
+	free(key);
+	return rc;
+}
+
+/* The fencing token of a write hold whose acquisition did not bring it (a restored hold, an ambiguous reply). */
+static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	size_t key_len;
+	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	rc = lkc_rs_fence_of(s, key, key_len, hold, fence, err);
+	free(key);
 	return rc;
 }
 
@@ -1676,7 +2203,7 @@ static void lkc_rs_destroy(lkc_store *store)
 
 static const lkc_store_ops lkc_rs_ops = {
 	.name = "redis",
-	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
+	.caps = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING,
 	.acquire = lkc_rs_acquire,
 	.release = lkc_rs_release,
 	.refresh = lkc_rs_refresh,
@@ -1685,6 +2212,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.force_release = lkc_rs_force_release,
 	.abandon = lkc_rs_abandon,
 	.destroy = lkc_rs_destroy,
+	.fence = lkc_rs_fence,
 };
 
 /* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */
@@ -1797,6 +2325,9 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 		problem = "the database must be 0 or more";
 	} else if (s->cfg.timeout_ms <= 0) {
 		problem = "the timeout must be more than 0";
+	} else if (lkc_rs_prefix_empties_tag(s->cfg.prefix, s->cfg.prefix_len)) {
+		problem = "the prefix must not open its first '{' with '}' at once: Redis would read that empty hash tag "
+			"as none and scatter the keys of one resource over the slots of a cluster";
 	}
 	if (problem != NULL) {
 		lkc_rs_destroy(&s->base);

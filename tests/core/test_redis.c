@@ -74,16 +74,36 @@ static lkc_store *t_open(const t_redis *r, const char *prefix)
 	return t_open_ex(r, prefix, 0, 0, 2000);
 }
 
-/* The lock key of a resource, as the store's documented layout builds it. */
+/*
+ * The lock key of a resource, as the store's documented layout builds it:
+ * prefix "{" tag "}", the tag being the resource, or "{" and the hex SHA-256
+ * of a resource that holds a brace.
+ */
 static char *t_key(const char *prefix, size_t plen, const char *res, size_t rlen, size_t *klen)
 {
-	char *key = malloc(plen + rlen + 3);
+	static const char hex[] = "0123456789abcdef";
+	char hashed[65];
+	char *key;
 
+	if (memchr(res, '{', rlen) != NULL || memchr(res, '}', rlen) != NULL) {
+		unsigned char digest[32];
+
+		lkc_sha256(res, rlen, digest);
+		hashed[0] = '{';
+		for (int i = 0; i < 32; i++) {
+			hashed[1 + 2 * i] = hex[digest[i] >> 4];
+			hashed[2 + 2 * i] = hex[digest[i] & 15];
+		}
+		res = hashed;
+		rlen = sizeof(hashed);
+	}
+	key = malloc(plen + rlen + 3);
 	memcpy(key, prefix, plen);
 	key[plen] = '{';
 	memcpy(key + plen + 1, res, rlen);
 	key[plen + 1 + rlen] = '}';
 	*klen = plen + rlen + 2;
+	key[*klen] = '\0';
 	return key;
 }
 
@@ -129,7 +149,7 @@ static void config_defaults_and_validation(void)
 	CHECK(cfg.host == NULL && cfg.password == NULL);
 	CHECK(strcmp(lkc_redis_endpoint(store), "127.0.0.1:6379") == 0);
 	CHECK(strcmp(store->ops->name, "redis") == 0);
-	CHECK(store->ops->caps == (LKC_CAP_EXPIRY | LKC_CAP_FENCING));
+	CHECK(store->ops->caps == (LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING));
 	store->ops->destroy(store);
 	lkc_redis_config_free(&cfg);
 
@@ -177,7 +197,8 @@ static void acquire_conflict_and_release(void)
 	t_hold(&b, "res");
 	CHECK(t_locked(store, "res", 3) == 0);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
-	CHECK(a.fence == -1);
+	/* The transaction that took it brought the fencing token. */
+	CHECK(a.fence > 0);
 	CHECK(t_redis_int(r, "EXISTS %b", key, klen) == 1);
 	CHECK(t_redis_int(r, "PTTL %b", key, klen) > 0);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_BUSY, &err);
@@ -190,9 +211,16 @@ static void acquire_conflict_and_release(void)
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
 
-	/* Shared holds arrive later: both the store and the lock layer refuse them for now. */
-	CHECK_RC(store->ops->acquire(store, &a, LKC_MODE_SHARED, 1000, 0, &err), LKC_ERR_UNSUPPORTED, &err);
-	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 1000, 0, &err), LKC_ERR_UNSUPPORTED, &err);
+	/* A read hold keeps the writer out, and the other way round. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 10000, 0, &err), LKC_OK, &err);
+	CHECK(a.fence == -1);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_BUSY, &err);
+	CHECK(t_locked(store, "res", 3) == 1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(t_locked(store, "res", 3) == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 10000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
 
 	/* Without a TTL the key never expires. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
@@ -611,8 +639,8 @@ static void hostile_resources_stay_in_their_keys(void)
 		lkc_hold_dispose(&other);
 		free(key);
 	}
-	/* One key per resource, each where the layout puts it: "a\0b" and "a\0c" are distinct. */
-	CHECK(t_redis_int(r, "DBSIZE") == before + (long long) n);
+	/* Two keys per resource (the lock, its fencing counter), each where the layout puts it: "a\0b" and "a\0c" are distinct. */
+	CHECK(t_redis_int(r, "DBSIZE") == before + 2 * (long long) n);
 	for (size_t i = 0; i < n; i++) {
 		CHECK_RC(lkc_check(store, &holds[i], &err), LKC_OK, &err);
 		CHECK_RC(lkc_refresh(store, &holds[i], 60000, &err), LKC_OK, &err);
@@ -620,7 +648,8 @@ static void hostile_resources_stay_in_their_keys(void)
 		CHECK(t_locked(store, res[i].bytes, res[i].len) == 0);
 		lkc_hold_dispose(&holds[i]);
 	}
-	CHECK(t_redis_int(r, "DBSIZE") == before);
+	/* The fencing counters stay, so that tokens keep growing. */
+	CHECK(t_redis_int(r, "DBSIZE") == before + (long long) n);
 	CHECK_RC(store->ops->force_release(store, big, LKC_RESOURCE_MAX, &err), LKC_OK, &err);
 	store->ops->destroy(store);
 	free(big);
@@ -1169,6 +1198,9 @@ typedef struct {
 	int64_t wait_ms;
 	int index;               /* pushed to PREFIX"order" once acquired */
 	int gated;               /* once acquired, takes an element of PREFIX"go" before releasing */
+	int shared;              /* a read hold rather than the write hold */
+	/* first a read hold at once (its token pushed to PREFIX"readers"), promoted once it takes an element of PREFIX"promote" */
+	int promote;
 } t_waiter;
 
 /*
@@ -1200,7 +1232,18 @@ static pid_t t_spawn(t_redis *r, const t_waiter *w)
 		|| lkc_hold_init(&hold, "res", 3, &err) != LKC_OK) {
 		_exit(12);
 	}
-	rc = lkc_acquire(store, &hold, LKC_MODE_EXCLUSIVE, w->ttl_ms, w->wait_ms, &err);
+	if (w->promote) {
+		if (lkc_acquire(store, &hold, LKC_MODE_SHARED, w->ttl_ms, 0, &err) != LKC_OK) {
+			_exit(12);
+		}
+		freeReplyObject(redisCommand(c, "RPUSH %sreaders %s", w->prefix, hold.owner));
+		reply = redisCommand(c, "BLPOP %spromote 30", w->prefix);
+		if (reply == NULL || reply->type != REDIS_REPLY_ARRAY) {
+			_exit(13);
+		}
+		freeReplyObject(reply);
+	}
+	rc = lkc_acquire(store, &hold, w->shared ? LKC_MODE_SHARED : LKC_MODE_EXCLUSIVE, w->ttl_ms, w->wait_ms, &err);
 	if (rc != LKC_OK) {
 		_exit(rc == LKC_BUSY ? 10 : rc == LKC_INTERRUPTED ? 11 : 12);
 	}
@@ -1297,7 +1340,7 @@ static void t_take_order(t_redis *r, const char *prefix, char *out, size_t size)
 	}
 	out[n] = '\0';
 	freeReplyObject(reply);
-	freeReplyObject(t_redis_cmd(r, "DEL %sorder %sgo", prefix, prefix));
+	freeReplyObject(t_redis_cmd(r, "DEL %sorder %sgo %sreaders %spromote", prefix, prefix, prefix, prefix));
 }
 
 /* How many keys match pattern. */
@@ -1335,7 +1378,7 @@ static void waiters_are_served_in_arrival_order(void)
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
 	/* Each child starts only once the one before it shows in the queue, so the queue order is known. */
 	for (int k = 0; k < 5; k++) {
-		t_waiter w = { P, 1, 60000, 30000, k, 1 };
+		t_waiter w = { P, 1, 60000, 30000, k, 1, 0, 0 };
 
 		pids[k] = t_spawn(r, &w);
 		CHECK(t_wait_llen(r, "t:fifo:{res}:q", k + 1));
@@ -1350,7 +1393,7 @@ static void waiters_are_served_in_arrival_order(void)
 
 	/* A newcomer that waits queues behind those already waiting. */
 	{
-		t_waiter w = { P, 1, 60000, 30000, 5, 1 };
+		t_waiter w = { P, 1, 60000, 30000, 5, 1, 0, 0 };
 
 		pids[5] = t_spawn(r, &w);
 		CHECK(t_wait_llen(r, "t:fifo:{res}:q", 5));
@@ -1387,7 +1430,7 @@ static void killed_waiters_do_not_stall_the_queue(void)
 
 		CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
 		for (int k = 0; k < 3; k++) {
-			t_waiter wt = { P, 1, 60000, 30000, k, 1 };
+			t_waiter wt = { P, 1, 60000, 30000, k, 1, 0, 0 };
 
 			pids[k] = t_spawn(r, &wt);
 			CHECK(t_wait_llen(r, "t:killed:{res}:q", k + 1));
@@ -1420,7 +1463,7 @@ static void dead_holder_is_taken_over_after_its_ttl(void)
 {
 	static const char P[] = "t:deadholder:";
 	t_redis *r = t_shared();
-	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	t_waiter w = { P, 1, 60000, 30000, 0, 0, 0, 0 };
 	int ready[2];
 	pid_t holder, waiter;
 	char c, order[16];
@@ -1462,7 +1505,7 @@ static void timed_out_waiter_leaves_nothing(void)
 	static const char P[] = "t:gaveup:";
 	t_redis *r = t_shared();
 	lkc_store *store = t_open(r, P), *other = t_open(r, P);
-	t_waiter w = { P, 1, 60000, 30000, 0, 1 };
+	t_waiter w = { P, 1, 60000, 30000, 0, 1, 0, 0 };
 	char first[LKC_TOKEN_LEN + 1], order[16];
 	lkc_hold a, b;
 	lkc_err err;
@@ -1513,7 +1556,7 @@ static int t_hook_after_handoff(void)
 		return 0;
 	}
 	if (t_handon_child == 0) {
-		t_waiter w = { "t:handon:", 1, 60000, 30000, 0, 0 };
+		t_waiter w = { "t:handon:", 1, 60000, 30000, 0, 0, 0, 0 };
 		lkc_err err;
 
 		t_handon_child = t_spawn(t_handon_r, &w);
@@ -1629,7 +1672,7 @@ static void t_release_past_a_stopped_waiter(const char *prefix, int fair)
 {
 	t_redis *r = t_shared();
 	lkc_store *store = t_open_fair(r, prefix, fair);
-	t_waiter w = { prefix, fair, 60000, 30000, 0, 0 };
+	t_waiter w = { prefix, fair, 60000, 30000, 0, 0, 0, 0 };
 	char queue[96], lock[96], token[LKC_TOKEN_LEN + 1], owner[LKC_TOKEN_LEN + 1], order[16];
 	lkc_hold a, n;
 	lkc_err err;
@@ -1680,7 +1723,7 @@ static void delayed_release_then_waiter_takes_over(void)
 	static const char P[] = "t:cooldown:";
 	t_redis *r = t_shared();
 	lkc_store *store = t_open(r, P);
-	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	t_waiter w = { P, 1, 60000, 30000, 0, 0, 0, 0 };
 	char owner[LKC_TOKEN_LEN + 1], order[16];
 	long long pttl;
 	lkc_hold a;
@@ -1693,10 +1736,18 @@ static void delayed_release_then_waiter_takes_over(void)
 	pid = t_spawn(r, &w);
 	CHECK(t_wait_llen(r, "t:cooldown:{res}:q", 1));
 	CHECK_RC(lkc_release(store, &a, 300, &err), LKC_OK, &err);
-	/* The cooldown keeps our token in place: nothing is handed over before it ends. */
+	/*
+	 * The cooldown stands in our place, as a reader that keeps everybody out
+	 * until it ends, us too: nothing is handed over before.
+	 */
 	t_owner_at(r, "t:cooldown:{res}", 16, owner);
+	CHECK(owner[0] == '\0');
+	CHECK(t_redis_int(r, "EXISTS t:cooldown:{res}") == 1);
 	pttl = t_redis_int(r, "PTTL t:cooldown:{res}");
-	CHECK(strcmp(owner, a.owner) == 0 && pttl > 0 && pttl <= 300);
+	CHECK(pttl > 0 && pttl <= 300);
+	CHECK(t_redis_int(r, "ZRANK t:cooldown:{res}:r cooldown") == 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
 	CHECK(t_reap(pid, 30) == 0);
 	t_take_order(r, P, order, sizeof(order));
 	CHECK(strcmp(order, "0") == 0);
@@ -1710,7 +1761,7 @@ static void force_release_hands_over_to_a_waiter(void)
 	static const char P[] = "t:forceq:";
 	t_redis *r = t_shared();
 	lkc_store *store = t_open(r, P);
-	t_waiter w = { P, 1, 60000, 30000, 0, 0 };
+	t_waiter w = { P, 1, 60000, 30000, 0, 0, 0, 0 };
 	char token[LKC_TOKEN_LEN + 1], owner[LKC_TOKEN_LEN + 1], order[16];
 	lkc_hold a;
 	lkc_err err;
@@ -1737,6 +1788,974 @@ static void force_release_hands_over_to_a_waiter(void)
 	store->ops->destroy(store);
 }
 
+/* The value of a string key, or "" when none (at most size - 1 bytes). */
+static void t_get(t_redis *r, const char *key, char *out, size_t size)
+{
+	redisReply *reply = t_redis_cmd(r, "GET %s", key);
+
+	out[0] = '\0';
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len < size) {
+		memcpy(out, reply->str, reply->len + 1);
+	}
+	freeReplyObject(reply);
+}
+
+static void readers_share_across_processes_and_keep_writers_out(void)
+{
+	static const char P[] = "t:readers:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char order[16], value[64];
+	lkc_hold mine, w;
+	lkc_err err;
+	pid_t pids[5];
+
+	lkc_err_clear(&err);
+	t_hold(&mine, "res");
+	t_hold(&w, "res");
+	CHECK_RC(lkc_acquire(store, &mine, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK(mine.mode == LKC_MODE_SHARED && mine.fence == -1);
+	/* Three readers in three processes get in at once beside ours, and all hold together. */
+	for (int k = 0; k < 3; k++) {
+		t_waiter rd = { P, 1, 60000, 0, k, 1, 1, 0 };
+
+		pids[k] = t_spawn(r, &rd);
+		CHECK(t_wait_llen(r, "t:readers:order", k + 1));
+	}
+	CHECK(t_redis_int(r, "ZCARD t:readers:{res}:r") == 4);
+	t_get(r, "t:readers:{res}", value, sizeof(value));
+	CHECK(strcmp(value, "shared") == 0);
+	CHECK(t_locked(store, "res", 3) == 1);
+	CHECK_RC(lkc_acquire(store, &w, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK(w.mode == LKC_MODE_NONE);
+	CHECK_RC(lkc_check(store, &mine, &err), LKC_OK, &err);
+	CHECK(mine.mode == LKC_MODE_SHARED);
+
+	/* A writer that waits queues; a reader that comes after it may not join the readers (writers are preferred). */
+	{
+		t_waiter wr = { P, 1, 60000, 30000, 9, 0, 0, 0 };
+		t_waiter late = { P, 1, 60000, 0, 8, 0, 1, 0 };
+
+		pids[3] = t_spawn(r, &wr);
+		CHECK(t_wait_llen(r, "t:readers:{res}:q", 1));
+		pids[4] = t_spawn(r, &late);
+		CHECK(t_reap(pids[4], 30) == 10);
+	}
+	CHECK_RC(lkc_release(store, &mine, 0, &err), LKC_OK, &err);
+	/* Still three readers: the writer waits for the last of them. */
+	CHECK(t_redis_int(r, "LLEN t:readers:{res}:q") == 1);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:readers:go 1 1 1"));
+	for (int k = 0; k < 4; k++) {
+		CHECK(t_reap(pids[k], 60) == 0);
+	}
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strlen(order) == 4 && strchr(order, '0') != NULL && strchr(order, '1') != NULL
+		&& strchr(order, '2') != NULL && order[3] == '9');
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	CHECK(t_redis_int(r, "EXISTS t:readers:{res}:r") == 0);
+	lkc_hold_dispose(&mine);
+	lkc_hold_dispose(&w);
+	store->ops->destroy(store);
+}
+
+static void readers_and_writers_wait_in_arrival_order(void)
+{
+	static const char P[] = "t:rwfifo:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char order[16];
+	lkc_hold a, n;
+	lkc_err err;
+	pid_t pids[4];
+	/* A reader, a writer, then two readers: served as the reader, the writer, then both readers at once. */
+	t_waiter ws[4] = {
+		{ P, 1, 60000, 30000, 1, 1, 1, 0 }, { P, 1, 60000, 30000, 2, 1, 0, 0 },
+		{ P, 1, 60000, 30000, 3, 1, 1, 0 }, { P, 1, 60000, 30000, 4, 1, 1, 0 },
+	};
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&n, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	for (int k = 0; k < 4; k++) {
+		pids[k] = t_spawn(r, &ws[k]);
+		CHECK(t_wait_llen(r, "t:rwfifo:{res}:q", k + 1));
+	}
+	CHECK_RC(lkc_acquire(store, &n, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* The release handed a read hold to the first reader alone: the writer behind it bars the others. */
+	CHECK(t_wait_llen(r, "t:rwfifo:order", 1));
+	CHECK(t_redis_int(r, "ZCARD t:rwfifo:{res}:r") == 1);
+	CHECK(t_redis_int(r, "LLEN t:rwfifo:{res}:q") == 3);
+	CHECK_RC(lkc_acquire(store, &n, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:rwfifo:go 1"));
+	CHECK(t_wait_llen(r, "t:rwfifo:order", 2));
+	CHECK(t_redis_int(r, "LLEN t:rwfifo:{res}:q") == 2);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:rwfifo:go 1"));
+	/* The writer's release let both readers in together. */
+	CHECK(t_wait_llen(r, "t:rwfifo:order", 4));
+	CHECK(t_redis_int(r, "ZCARD t:rwfifo:{res}:r") == 2);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:rwfifo:go 1 1"));
+	for (int k = 0; k < 4; k++) {
+		CHECK(t_reap(pids[k], 60) == 0);
+	}
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "1234") == 0 || strcmp(order, "1243") == 0);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&n);
+	store->ops->destroy(store);
+}
+
+static void unfair_readers_are_woken_one_after_another(void)
+{
+	static const char P[] = "t:rwunfair:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open_fair(r, P, 0);
+	char order[16];
+	lkc_hold a;
+	lkc_err err;
+	pid_t pids[3];
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	for (int k = 0; k < 3; k++) {
+		t_waiter rd = { P, 0, 60000, 30000, k, 1, 1, 0 };
+
+		pids[k] = t_spawn(r, &rd);
+		CHECK(t_wait_llen(r, "t:rwunfair:{res}:q", k + 1));
+	}
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* Each reader that gets in wakes the next, so all three end up holding together. */
+	CHECK(t_wait_llen(r, "t:rwunfair:order", 3));
+	CHECK(t_redis_int(r, "ZCARD t:rwunfair:{res}:r") == 3);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:rwunfair:go 1 1 1"));
+	for (int k = 0; k < 3; k++) {
+		CHECK(t_reap(pids[k], 60) == 0);
+	}
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strlen(order) == 3);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
+static void promotion_converts_at_once_or_waits_first_in_line(void)
+{
+	static const char P[] = "t:promote:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char owner[LKC_TOKEN_LEN + 1], head[LKC_TOKEN_LEN + 1], entry[96], order[16];
+	lkc_hold a, b, c;
+	lkc_err err;
+	pid_t writer, promoter;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	t_hold(&c, "res");
+	/* The only reader converts in one step, with a fencing token. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_EXCLUSIVE && a.fence > 0);
+	t_owner_at(r, "t:promote:{res}", 15, owner);
+	CHECK(strcmp(owner, a.owner) == 0);
+	CHECK(t_redis_int(r, "EXISTS t:promote:{res}:r") == 0);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+
+	/* With another reader, a single attempt fails and the read hold stays. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	/* A bounded wait ends the same way, and leaves nothing queued. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 150, &err), LKC_BUSY, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK(t_queue_clean(r, P) && t_redis_int(r, "EXISTS t:promote:{res}:p") == 0);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &c, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+
+	/*
+	 * Another reader comes, then a writer that queues behind the readers;
+	 * then that reader promotes: it waits at the front, still reading.
+	 */
+	{
+		t_waiter wr = { P, 1, 60000, 30000, 2, 0, 0, 0 };
+		t_waiter pr = { P, 1, 60000, 30000, 1, 1, 0, 1 };
+
+		promoter = t_spawn(r, &pr);
+		CHECK(t_wait_llen(r, "t:promote:readers", 1));
+		writer = t_spawn(r, &wr);
+		CHECK(t_wait_llen(r, "t:promote:{res}:q", 1));
+		freeReplyObject(t_redis_cmd(r, "RPUSH t:promote:promote 1"));
+		CHECK(t_wait_llen(r, "t:promote:{res}:q", 2));
+	}
+	t_token_at(r, "t:promote:readers", 0, owner);
+	t_token_at(r, "t:promote:{res}:q", 0, head);
+	CHECK(owner[0] != '\0' && strcmp(head, owner) == 0);
+	CHECK(t_redis_int(r, "ZRANK t:promote:{res}:r %s", owner) >= 0);
+	t_get(r, "t:promote:{res}:p", entry, sizeof(entry));
+	CHECK(strcmp(entry, owner) == 0);
+	{
+		redisReply *reply = t_redis_cmd(r, "HGET t:promote:{res}:qd %s", owner);
+
+		CHECK(reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len > 2
+			&& strcmp(reply->str + reply->len - 2, ":p") == 0);
+		freeReplyObject(reply);
+	}
+	/* A pending promotion bars new readers as a waiting writer does. */
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	/* b leaves: the promoter goes before the writer that came first. */
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:promote:go 1"));
+	CHECK(t_reap(promoter, 60) == 0);
+	CHECK(t_reap(writer, 60) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "12") == 0);
+	CHECK(t_queue_clean(r, P) && t_redis_int(r, "EXISTS t:promote:{res}:p") == 0);
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	lkc_hold_dispose(&c);
+	store->ops->destroy(store);
+}
+
+static void a_second_promotion_is_refused_at_once(void)
+{
+	static const char P[] = "t:promote2:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	t_waiter pr = { P, 1, 60000, 60000, 1, 0, 0, 1 };
+	char order[16];
+	lkc_hold a, b;
+	lkc_err err;
+	uint64_t start;
+	pid_t promoter;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	promoter = t_spawn(r, &pr);
+	CHECK(t_wait_llen(r, "t:promote2:readers", 1));
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:promote2:promote 1"));
+	CHECK(t_wait_llen(r, "t:promote2:{res}:q", 1));
+	/*
+	 * Each would wait for the other to stop reading: the second promotion is
+	 * refused without waiting its minute, and keeps its read hold.
+	 */
+	start = lkc_now_ns();
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 60000, &err), LKC_BUSY, &err);
+	CHECK(strstr(err.msg, "promote") != NULL);
+	CHECK(t_elapsed(start) < 30);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK(t_redis_int(r, "LLEN t:promote2:{res}:q") == 1);
+	/* Once both other readers leave, the first promotion goes through. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK(t_reap(promoter, 60) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "1") == 0);
+	CHECK(t_queue_clean(r, P) && t_redis_int(r, "EXISTS t:promote2:{res}:p") == 0);
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+}
+
+static void demotion_lets_the_queued_readers_in(void)
+{
+	static const char P[] = "t:demote:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char value[64], order[16];
+	lkc_hold w, n;
+	lkc_err err;
+	pid_t pids[3];
+	t_waiter ws[3] = {
+		{ P, 1, 60000, 30000, 1, 1, 1, 0 }, { P, 1, 60000, 30000, 2, 1, 1, 0 },
+		{ P, 1, 60000, 30000, 3, 1, 0, 0 },
+	};
+
+	lkc_err_clear(&err);
+	t_hold(&w, "res");
+	t_hold(&n, "res");
+	CHECK_RC(lkc_acquire(store, &w, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	for (int k = 0; k < 3; k++) {
+		pids[k] = t_spawn(r, &ws[k]);
+		CHECK(t_wait_llen(r, "t:demote:{res}:q", k + 1));
+	}
+	/* The waiters are stopped in their sleep: whatever they get, the demotion itself gave them. */
+	CHECK(t_wait_blocked(r, 3));
+	for (int k = 0; k < 3; k++) {
+		kill(pids[k], SIGSTOP);
+	}
+	CHECK_RC(lkc_acquire(store, &w, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK(w.mode == LKC_MODE_SHARED && w.fence == -1);
+	t_get(r, "t:demote:{res}", value, sizeof(value));
+	CHECK(strcmp(value, "shared") == 0);
+	/* Both readers at the head came in with us; the writer still waits, and so does a new writer. */
+	CHECK(t_redis_int(r, "ZCARD t:demote:{res}:r") == 3);
+	CHECK(t_redis_int(r, "LLEN t:demote:{res}:q") == 1);
+	for (int k = 0; k < 3; k++) {
+		kill(pids[k], SIGCONT);
+	}
+	CHECK(t_wait_llen(r, "t:demote:order", 2));
+	CHECK_RC(lkc_acquire(store, &n, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_check(store, &w, &err), LKC_OK, &err);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:demote:go 1 1"));
+	CHECK(t_reap(pids[0], 60) == 0);
+	CHECK(t_reap(pids[1], 60) == 0);
+	CHECK(t_redis_int(r, "LLEN t:demote:order") == 2);
+	CHECK_RC(lkc_release(store, &w, 0, &err), LKC_OK, &err);
+	freeReplyObject(t_redis_cmd(r, "RPUSH t:demote:go 1"));
+	CHECK(t_reap(pids[2], 60) == 0);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "123") == 0 || strcmp(order, "213") == 0);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&w);
+	lkc_hold_dispose(&n);
+	store->ops->destroy(store);
+}
+
+/* Readers that keep overlapping read holds in a loop; a writer that waits still gets in while they run. */
+static void t_writer_not_starved(const char *prefix, int fair)
+{
+	enum { READERS = 4 };
+	t_redis *r = t_shared();
+	lkc_store *store = t_open_fair(r, prefix, fair);
+	char key[96];
+	pid_t pids[READERS];
+	lkc_hold w;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	freeReplyObject(t_redis_cmd(r, "DEL %sinside %sstarted %sstop", prefix, prefix, prefix));
+	for (int i = 0; i < READERS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			lkc_redis_config cfg;
+			lkc_store *own = NULL;
+			redisContext *c = redisConnect("127.0.0.1", r->port);
+			lkc_hold h;
+			int code = 0, rounds = 0;
+
+			lkc_set_interrupt_hook(NULL);
+			t_config(&cfg, r, prefix, strlen(prefix));
+			cfg.fair = fair;
+			if (c == NULL || c->err != 0 || lkc_redis_open(&own, &cfg, &err) != LKC_OK
+				|| lkc_hold_init(&h, "res", 3, &err) != LKC_OK) {
+				_exit(1);
+			}
+			/* Staggered, so that the read holds overlap and the resource is never free. */
+			t_sleep_ms(15 * i);
+			for (;;) {
+				redisReply *reply = redisCommand(c, "EXISTS %sstop", prefix);
+				int stop = reply != NULL && reply->integer == 1;
+
+				freeReplyObject(reply);
+				if (stop) {
+					break;
+				}
+				if (lkc_acquire(own, &h, LKC_MODE_SHARED, 30000, 60000, &err) != LKC_OK) {
+					code = 2;
+					break;
+				}
+				freeReplyObject(redisCommand(c, "INCR %sinside", prefix));
+				if (rounds++ == 0) {
+					freeReplyObject(redisCommand(c, "INCR %sstarted", prefix));
+				}
+				t_sleep_ms(20 + (getpid() + rounds * 7) % 40);
+				freeReplyObject(redisCommand(c, "DECR %sinside", prefix));
+				if (lkc_release(own, &h, 0, &err) != LKC_OK) {
+					code = 3;
+					break;
+				}
+			}
+			_exit(code);
+		}
+	}
+	snprintf(key, sizeof(key), "%sstarted", prefix);
+	for (int i = 0; i < 2000 && t_redis_int(r, "INCRBY %s 0", key) < READERS; i++) {
+		t_sleep_ms(5);
+	}
+	t_hold(&w, "res");
+	CHECK_RC(lkc_acquire(store, &w, LKC_MODE_EXCLUSIVE, 30000, 20000, &err), LKC_OK, &err);
+	CHECK(t_redis_int(r, "INCRBY %sinside 0", prefix) == 0);
+	/* The readers still run: the writer did not just wait for them to stop. */
+	for (int i = 0; i < READERS; i++) {
+		CHECK(waitpid(pids[i], NULL, WNOHANG) == 0);
+	}
+	freeReplyObject(t_redis_cmd(r, "SET %sstop 1", prefix));
+	CHECK_RC(lkc_release(store, &w, 0, &err), LKC_OK, &err);
+	for (int i = 0; i < READERS; i++) {
+		CHECK(t_reap(pids[i], 120) == 0);
+	}
+	CHECK(t_queue_clean(r, prefix));
+	CHECK(t_locked(store, "res", 3) == 0);
+	freeReplyObject(t_redis_cmd(r, "DEL %sinside %sstarted %sstop", prefix, prefix, prefix));
+	lkc_hold_dispose(&w);
+	store->ops->destroy(store);
+}
+
+static void a_writer_is_not_starved_by_readers(void)
+{
+	t_writer_not_starved("t:starve:", 1);
+	t_writer_not_starved("t:starve-unfair:", 0);
+}
+
+/* Writes all of line to fd, which was opened with O_APPEND. */
+static int t_append(int fd, const char *line)
+{
+	size_t len = strlen(line);
+
+	return write(fd, line, len) == (ssize_t) len ? 0 : -1;
+}
+
+static void fencing_tokens_grow_with_every_exclusive_hold(void)
+{
+	enum { PROCS = 8, ROUNDS = 200 };
+	static const char P[] = "t:fence:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char path[] = "/tmp/lkc-fence-XXXXXX";
+	int fd = mkstemp(path);
+	pid_t pids[PROCS];
+	long long prev, count = 0, first;
+	int64_t fence;
+	lkc_hold a;
+	lkc_err err;
+	FILE *log;
+	char line[64];
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	CHECK(fd >= 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	first = a.fence;
+	/* A new counter starts at the server's clock in microseconds, far above anything small. */
+	CHECK(first > 1000000000000000LL);
+	CHECK_RC(lkc_fence(store, &a, &fence, &err), LKC_OK, &err);
+	CHECK(fence == first);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	for (int i = 0; i < PROCS; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			lkc_store *own;
+			lkc_redis_config cfg;
+			long long last = 0;
+			int out = open(path, O_WRONLY | O_APPEND);
+			lkc_hold h;
+
+			lkc_set_interrupt_hook(NULL);
+			t_config(&cfg, r, P, strlen(P));
+			if (out < 0 || lkc_redis_open(&own, &cfg, &err) != LKC_OK || lkc_hold_init(&h, "res", 3, &err) != LKC_OK) {
+				_exit(1);
+			}
+			for (int k = 0; k < ROUNDS; k++) {
+				int expire = k % 100 == 50;
+				lkc_rc rc;
+
+				if (k % 10 == 5) {
+					/* A promoted read hold; a promotion refused for another's is taken again as a plain write. */
+					if (lkc_acquire(own, &h, LKC_MODE_SHARED, 30000, 60000, &err) != LKC_OK) {
+						_exit(2);
+					}
+					rc = lkc_acquire(own, &h, LKC_MODE_EXCLUSIVE, 30000, 60000, &err);
+					if (rc == LKC_BUSY) {
+						if (lkc_release(own, &h, 0, &err) != LKC_OK) {
+							_exit(3);
+						}
+						rc = lkc_acquire(own, &h, LKC_MODE_EXCLUSIVE, 30000, 60000, &err);
+					}
+				} else {
+					rc = lkc_acquire(own, &h, LKC_MODE_EXCLUSIVE, expire ? 150 : 30000, 60000, &err);
+				}
+				if (rc != LKC_OK || h.mode != LKC_MODE_EXCLUSIVE || lkc_fence(own, &h, &fence, &err) != LKC_OK) {
+					_exit(4);
+				}
+				if (fence <= last) {
+					_exit(5);
+				}
+				last = fence;
+				snprintf(line, sizeof(line), "%lld\n", (long long) fence);
+				if (t_append(out, line) != 0) {
+					_exit(6);
+				}
+				if (expire) {
+					/* The hold runs out: whoever comes next takes it over, with a greater token. */
+					t_sleep_ms(250);
+					rc = lkc_release(own, &h, 0, &err);
+					if (rc != LKC_EXPIRED && rc != LKC_LOST) {
+						_exit(7);
+					}
+				} else if (lkc_release(own, &h, 0, &err) != LKC_OK) {
+					_exit(8);
+				}
+			}
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < PROCS; i++) {
+		CHECK(t_reap(pids[i], 300) == 0);
+	}
+	/* Appended by each holder while it held the lock: the file is in acquisition order. */
+	log = fdopen(fd, "r");
+	prev = first;
+	while (log != NULL && fgets(line, sizeof(line), log) != NULL) {
+		long long token = atoll(line);
+
+		CHECK(token > prev);
+		prev = token;
+		count++;
+	}
+	CHECK(count == PROCS * ROUNDS);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	CHECK(a.fence > prev);
+	prev = a.fence;
+	/* Breaking the holder does not touch the counter. */
+	CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	CHECK(a.fence > prev);
+	prev = a.fence;
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* A counter that was lost (a restart without persistence) starts again above every token it gave. */
+	freeReplyObject(t_redis_cmd(r, "DEL t:fence:{res}:f"));
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	CHECK(a.fence > prev);
+	CHECK(t_redis_int(r, "PTTL t:fence:{res}:f") == -1);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	if (log != NULL) {
+		fclose(log);
+	}
+	unlink(path);
+	CHECK(t_queue_clean(r, P));
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
+/* What a child that restores a hold by its token does, step by step, as the parent says over a pipe. */
+static int t_restorer(t_redis *r, const char *prefix, const char *owner, int cmd_fd, int ans_fd)
+{
+	lkc_redis_config cfg;
+	lkc_store *own = NULL;
+	lkc_hold h;
+	lkc_err err;
+	char c;
+
+	lkc_set_interrupt_hook(NULL);
+	t_config(&cfg, r, prefix, strlen(prefix));
+	if (lkc_redis_open(&own, &cfg, &err) != LKC_OK || lkc_hold_init(&h, "res", 3, &err) != LKC_OK) {
+		return 1;
+	}
+	/* Each command letter is answered by the result code of the call, as one byte. */
+	while (read(cmd_fd, &c, 1) == 1) {
+		int64_t fence = 0;
+		lkc_rc rc;
+
+		switch (c) {
+			case 'R':
+				rc = lkc_hold_restore(&h, owner, strlen(owner), &err);
+				break;
+			case 'c':
+				rc = lkc_check(own, &h, &err);
+				break;
+			case 'f':
+				rc = lkc_refresh(own, &h, 120000, &err);
+				break;
+			case 'F':
+				rc = lkc_fence(own, &h, &fence, &err);
+				if (rc == LKC_OK && write(ans_fd, &fence, sizeof(fence)) != sizeof(fence)) {
+					return 2;
+				}
+				break;
+			case 'm':
+				rc = (lkc_rc) h.mode;
+				break;
+			case 'r':
+				rc = lkc_release(own, &h, 0, &err);
+				break;
+			case 'x':
+				lkc_hold_dispose(&h);
+				own->ops->destroy(own);
+				return 0;
+			default:
+				return 3;
+		}
+		c = (char) rc;
+		if (write(ans_fd, &c, 1) != 1) {
+			return 4;
+		}
+	}
+	return 5;
+}
+
+/* Sends one command letter to a restorer and returns its answer. */
+static int t_ask(int cmd_fd, int ans_fd, char c)
+{
+	char answer = -1;
+
+	if (write(cmd_fd, &c, 1) != 1 || read(ans_fd, &answer, 1) != 1) {
+		return -1;
+	}
+	return answer;
+}
+
+/* Forks a restorer for owner; fds[0] sends it commands, fds[1] reads its answers. */
+static pid_t t_spawn_restorer(t_redis *r, const char *prefix, const char *owner, int fds[2])
+{
+	int to_child[2], to_parent[2];
+	pid_t pid;
+
+	if (pipe(to_child) != 0 || pipe(to_parent) != 0) {
+		return -1;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(to_child[1]);
+		close(to_parent[0]);
+		_exit(t_restorer(r, prefix, owner, to_child[0], to_parent[1]));
+	}
+	close(to_child[0]);
+	close(to_parent[1]);
+	fds[0] = to_child[1];
+	fds[1] = to_parent[0];
+	return pid;
+}
+
+/* Ends a restorer and returns its exit code. */
+static int t_end_restorer(pid_t pid, int fds[2])
+{
+	char c = 'x';
+
+	if (write(fds[0], &c, 1) != 1) {
+		return -3;
+	}
+	close(fds[0]);
+	close(fds[1]);
+	return t_reap(pid, 30);
+}
+
+static void another_process_restores_a_hold_by_its_token(void)
+{
+	static const char P[] = "t:restore:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char fake[LKC_TOKEN_LEN + 1];
+	int fds[2];
+	int64_t fence = 0;
+	lkc_hold a;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	memset(fake, 'a', LKC_TOKEN_LEN);
+	fake[LKC_TOKEN_LEN] = '\0';
+
+	/* The write hold: the child refreshes it, reads its fencing token, and releases it. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn_restorer(r, P, a.owner, fds);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'c') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'm') == LKC_MODE_EXCLUSIVE);
+	CHECK(t_ask(fds[0], fds[1], 'f') == LKC_OK);
+	CHECK(t_redis_int(r, "PTTL t:restore:{res}") > 60000);
+	CHECK(write(fds[0], "F", 1) == 1 && read(fds[1], &fence, sizeof(fence)) == sizeof(fence));
+	CHECK(fence == a.fence);
+	{
+		char rc = -1;
+
+		CHECK(read(fds[1], &rc, 1) == 1 && rc == LKC_OK);
+	}
+	CHECK(t_ask(fds[0], fds[1], 'r') == LKC_OK);
+	CHECK(t_locked(store, "res", 3) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	CHECK(t_end_restorer(pid, fds) == 0);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_EXPIRED, &err);
+
+	/* A wrong token can neither refresh nor release: lost while somebody holds it, expired when nobody does. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn_restorer(r, P, fake, fds);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'f') == LKC_LOST);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'r') == LKC_LOST);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'F') == LKC_LOST);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'f') == LKC_EXPIRED);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'r') == LKC_EXPIRED);
+	CHECK(t_end_restorer(pid, fds) == 0);
+
+	/* A read hold restored as if it were a write hold: found among the readers, and its mode told. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn_restorer(r, P, a.owner, fds);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'F') == LKC_ERR_STATE);
+	CHECK(t_ask(fds[0], fds[1], 'm') == LKC_MODE_SHARED);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'c') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'm') == LKC_MODE_SHARED);
+	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'f') == LKC_OK);
+	CHECK(t_ask(fds[0], fds[1], 'm') == LKC_MODE_SHARED);
+	CHECK(t_redis_int(r, "PTTL t:restore:{res}") > 60000);
+	CHECK(t_ask(fds[0], fds[1], 'r') == LKC_OK);
+	CHECK(t_locked(store, "res", 3) == 0);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
+	CHECK(t_end_restorer(pid, fds) == 0);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
+static void force_release_breaks_readers_and_wakes_the_waiters(void)
+{
+	static const char P[] = "t:forceread:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	char owner[LKC_TOKEN_LEN + 1], token[LKC_TOKEN_LEN + 1], order[16];
+	t_waiter wr = { P, 1, 60000, 30000, 1, 1, 0, 0 };
+	t_waiter rd = { P, 1, 60000, 30000, 2, 1, 1, 0 };
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	pid = t_spawn(r, &wr);
+	CHECK(t_wait_llen(r, "t:forceread:{res}:q", 1));
+	CHECK(t_wait_blocked(r, 1));
+	t_token_at(r, "t:forceread:{res}:q", 0, token);
+	/* Stopped in its sleep: the lock it gets, the force release itself handed over. */
+	kill(pid, SIGSTOP);
+	CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_OK, &err);
+	t_owner_at(r, "t:forceread:{res}", 17, owner);
+	CHECK(token[0] != '\0' && strcmp(owner, token) == 0);
+	CHECK(t_redis_int(r, "EXISTS t:forceread:{res}:r") == 0);
+	kill(pid, SIGCONT);
+	CHECK(t_wait_llen(r, "t:forceread:order", 1));
+	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
+	/* A broken reader's release says so and leaves the writer alone. */
+	CHECK_RC(store->ops->release(store, &b, 0, &err), LKC_LOST, &err);
+	t_owner_at(r, "t:forceread:{res}", 17, owner);
+	CHECK(owner[0] != '\0' && strcmp(owner, a.owner) != 0 && strcmp(owner, b.owner) != 0);
+
+	/* A reader that waits for the writer is let in by the next force release. */
+	{
+		pid_t reader = t_spawn(r, &rd);
+
+		CHECK(t_wait_llen(r, "t:forceread:{res}:q", 1));
+		CHECK(t_wait_blocked(r, 2));
+		t_token_at(r, "t:forceread:{res}:q", 0, token);
+		kill(reader, SIGSTOP);
+		CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_OK, &err);
+		CHECK(t_redis_int(r, "ZRANK t:forceread:{res}:r %s", token) == 0);
+		kill(reader, SIGCONT);
+		CHECK(t_wait_llen(r, "t:forceread:order", 2));
+		CHECK(t_redis_int(r, "ZCARD t:forceread:{res}:r") == 1);
+		freeReplyObject(t_redis_cmd(r, "RPUSH t:forceread:go 1 1"));
+		CHECK(t_reap(reader, 60) == 0);
+	}
+	/* The writer's release finds its hold broken: 14. */
+	CHECK(t_reap(pid, 60) == 14);
+	t_take_order(r, P, order, sizeof(order));
+	CHECK(strcmp(order, "12") == 0);
+	CHECK(t_queue_clean(r, P));
+	CHECK(t_locked(store, "res", 3) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+}
+
+static void read_holds_refresh_expire_and_cool_down(void)
+{
+	static const char P[] = "t:readttl:";
+	t_redis *r = t_shared();
+	lkc_store *store = t_open(r, P);
+	lkc_hold a, b, c;
+	lkc_err err;
+	long long pttl;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	t_hold(&b, "res");
+	t_hold(&c, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 150, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_refresh(store, &a, 5000, &err), LKC_OK, &err);
+	CHECK(a.mode == LKC_MODE_SHARED);
+	/* The lock key lives as long as the longest-lived reader. */
+	pttl = t_redis_int(r, "PTTL t:readttl:{res}");
+	CHECK(pttl > 150 && pttl <= 5000);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 100, 0, &err), LKC_OK, &err);
+	t_sleep_ms(400);
+	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
+	/* b's time ran out while a still reads: lost, as for a write hold taken over. */
+	CHECK_RC(lkc_check(store, &b, &err), LKC_LOST, &err);
+	CHECK_RC(lkc_refresh(store, &b, 5000, &err), LKC_LOST, &err);
+	CHECK(b.mode == LKC_MODE_NONE);
+	CHECK_RC(store->ops->release(store, &b, 0, &err), LKC_LOST, &err);
+	/* Acquiring a read hold again refreshes it. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 20000, 0, &err), LKC_OK, &err);
+	CHECK(t_redis_int(r, "PTTL t:readttl:{res}") > 5000);
+	/* A shorter refresh shortens the lock key with it. */
+	CHECK_RC(lkc_refresh(store, &a, 3000, &err), LKC_OK, &err);
+	pttl = t_redis_int(r, "PTTL t:readttl:{res}");
+	CHECK(pttl > 0 && pttl <= 3000);
+
+	/* The last reader's cooldown keeps readers and writers out, and its own token too. */
+	CHECK_RC(lkc_release(store, &a, 300, &err), LKC_OK, &err);
+	CHECK(t_locked(store, "res", 3) == 1);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 20000, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK(t_locked(store, "res", 3) == 0);
+
+	/* Without a TTL, a reader and the lock key stay until released. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 20000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(t_redis_int(r, "PTTL t:readttl:{res}") == -1);
+	CHECK(t_redis_int(r, "PTTL t:readttl:{res}:r") == -1);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	pttl = t_redis_int(r, "PTTL t:readttl:{res}");
+	CHECK(pttl > 0 && pttl <= 20000);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(t_redis_int(r, "EXISTS t:readttl:{res} t:readttl:{res}:r") == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	lkc_hold_dispose(&c);
+	store->ops->destroy(store);
+}
+
+/* CRC16-CCITT (XMODEM), the checksum Redis Cluster maps keys to slots with. */
+static unsigned t_crc16(const char *buf, size_t len)
+{
+	unsigned crc = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		crc ^= (unsigned) (unsigned char) buf[i] << 8;
+		for (int b = 0; b < 8; b++) {
+			crc = (crc & 0x8000u) != 0 ? ((crc << 1) ^ 0x1021u) & 0xffffu : (crc << 1) & 0xffffu;
+		}
+	}
+	return crc;
+}
+
+/* The cluster slot of a key, by Redis's hash tag rule; *tag_len is the tag's length, 0 when the key has none. */
+static unsigned t_keyslot(const char *key, size_t len, size_t *tag_len)
+{
+	const char *open = memchr(key, '{', len);
+
+	if (open != NULL) {
+		const char *close = memchr(open + 1, '}', len - (size_t) (open + 1 - key));
+
+		if (close != NULL && close > open + 1) {
+			*tag_len = (size_t) (close - open - 1);
+			return t_crc16(open + 1, *tag_len) & 16383u;
+		}
+	}
+	*tag_len = 0;
+	return t_crc16(key, len) & 16383u;
+}
+
+static void every_key_of_a_resource_shares_one_slot(void)
+{
+	static const char *const prefixes[] = { "t:slot0:", "t:slot1{", "t:{slot2}:" };
+	static const struct { const char *bytes; size_t len; } res[] = {
+		{ "res", 3 }, { "}x", 2 }, { "}", 1 }, { "{}", 2 }, { "a{b", 3 }, { "x}y{z", 5 }, { "a\0}", 3 },
+	};
+	static const char *const suffixes[] = { "", ":r", ":f", ":q", ":qd", ":p", ":h", ":ws", ":w:0123456789abcdef0123456789abcdef" };
+	t_redis *r = t_shared();
+	size_t tag_len;
+	lkc_redis_config cfg;
+	lkc_store *bad = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK(t_crc16("123456789", 9) == 0x31c3);
+	for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++) {
+		lkc_store *store = t_open(r, prefixes[p]);
+
+		for (size_t i = 0; i < sizeof(res) / sizeof(res[0]); i++) {
+			size_t plen = strlen(prefixes[p]), klen;
+			char *key = t_key(prefixes[p], plen, res[i].bytes, res[i].len, &klen);
+			unsigned slot = t_keyslot(key, klen, &tag_len);
+			char pattern[64];
+			redisReply *keys;
+			lkc_hold a, b;
+			int seen = 0;
+
+			/* By the layout: a tag that is not empty, and the same slot whatever follows the lock key. */
+			CHECK(tag_len > 0);
+			for (size_t k = 0; k < sizeof(suffixes) / sizeof(suffixes[0]); k++) {
+				size_t slen = strlen(suffixes[k]);
+				char *full = malloc(klen + slen);
+
+				memcpy(full, key, klen);
+				memcpy(full + klen, suffixes[k], slen);
+				CHECK(t_keyslot(full, klen + slen, &tag_len) == slot && tag_len > 0);
+				free(full);
+			}
+			/* And as the store writes them: a reader, a pending promotion, its waiter's wake list. */
+			CHECK_RC(lkc_hold_init(&a, res[i].bytes, res[i].len, &err), LKC_OK, &err);
+			CHECK_RC(lkc_hold_init(&b, res[i].bytes, res[i].len, &err), LKC_OK, &err);
+			CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+			CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+			CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+			CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 50, &err), LKC_BUSY, &err);
+			CHECK(t_redis_int(r, "EXISTS %b", key, klen) == 1);
+			snprintf(pattern, sizeof(pattern), "%s*", prefixes[p]);
+			keys = t_redis_cmd(r, "KEYS %s", pattern);
+			for (size_t k = 0; keys != NULL && keys->type == REDIS_REPLY_ARRAY && k < keys->elements; k++) {
+				const redisReply *e = keys->element[k];
+
+				if (e->len >= klen && memcmp(e->str, key, klen) == 0) {
+					CHECK(t_keyslot(e->str, e->len, &tag_len) == slot);
+					seen++;
+				}
+			}
+			freeReplyObject(keys);
+			/* The lock, the readers, the fencing counter, at least. */
+			CHECK(seen >= 3);
+			CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+			CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+			CHECK(t_locked(store, res[i].bytes, res[i].len) == 0);
+			freeReplyObject(t_redis_cmd(r, "DEL %b%s", key, klen, ":f"));
+			lkc_hold_dispose(&a);
+			lkc_hold_dispose(&b);
+			free(key);
+		}
+		store->ops->destroy(store);
+	}
+	/* A prefix whose first brace is closed at once would leave every key without a tag: refused. */
+	t_config(&cfg, r, "app{}:", 6);
+	CHECK_RC(lkc_redis_open(&bad, &cfg, &err), LKC_ERR_INVALID, &err);
+	CHECK(bad == NULL && strstr(err.msg, "prefix") != NULL);
+	lkc_redis_config_free(&cfg);
+	t_config(&cfg, r, "app{", 4);
+	CHECK_RC(lkc_redis_open(&bad, &cfg, &err), LKC_OK, &err);
+	lkc_redis_config_free(&cfg);
+	bad->ops->destroy(bad);
+}
+
 TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(release_after_ttl_is_expired), T(taken_after_expiry_is_lost), T(refresh_extends_the_hold),
 	T(delayed_release_keeps_it_blocked), T(wait_acquires_after_release), T(wait_acquires_after_ttl),
@@ -1749,4 +2768,10 @@ TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(killed_waiters_do_not_stall_the_queue), T(dead_holder_is_taken_over_after_its_ttl),
 	T(timed_out_waiter_leaves_nothing), T(interrupted_waiter_hands_on_what_it_was_handed),
 	T(eight_processes_exclude_each_other), T(release_hands_over_unless_unfair),
-	T(delayed_release_then_waiter_takes_over), T(force_release_hands_over_to_a_waiter))
+	T(delayed_release_then_waiter_takes_over), T(force_release_hands_over_to_a_waiter),
+	T(readers_share_across_processes_and_keep_writers_out), T(readers_and_writers_wait_in_arrival_order),
+	T(unfair_readers_are_woken_one_after_another), T(promotion_converts_at_once_or_waits_first_in_line),
+	T(a_second_promotion_is_refused_at_once), T(demotion_lets_the_queued_readers_in),
+	T(a_writer_is_not_starved_by_readers), T(fencing_tokens_grow_with_every_exclusive_hold),
+	T(another_process_restores_a_hold_by_its_token), T(force_release_breaks_readers_and_wakes_the_waiters),
+	T(read_holds_refresh_expire_and_cool_down), T(every_key_of_a_resource_shares_one_slot))
