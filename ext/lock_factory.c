@@ -114,14 +114,46 @@ ZEND_METHOD(Lock_Factory, fromDsn)
 	}
 }
 
+/*
+ * Makes the lock of createLock() and restoreLock() in return_value; ttl_arg is
+ * the TTL's argument number, and the factory's default applies when fewer
+ * arguments came. owner, when not NULL, is the hold to adopt. False when it threw.
+ */
+static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value, uint32_t num_args,
+	zend_string *resource, zend_string *owner, uint32_t ttl_arg, double ttl, bool ttl_null, bool auto_release)
+{
+	php_lock_obj *lock;
+	int64_t ttl_ms;
+
+	if (factory->store == NULL) {
+		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
+		return false;
+	}
+	if (!php_lock_resource_arg(resource, 1)) {
+		return false;
+	}
+	if (num_args < ttl_arg) {
+		ttl_ms = factory->default_ttl_ms;
+	} else if (!php_lock_ttl_arg(ttl, ttl_null, ttl_arg, &ttl_ms)) {
+		return false;
+	}
+	object_init_ex(return_value, php_lock_ce_lock);
+	lock = php_lock_from_obj(Z_OBJ_P(return_value));
+	if (!php_lock_init(lock, resource, factory->store, ttl_ms, auto_release)
+		|| (owner != NULL && !php_lock_restore(lock, owner, 2))) {
+		zval_ptr_dtor(return_value);
+		ZVAL_UNDEF(return_value);
+		return false;
+	}
+	return true;
+}
+
 ZEND_METHOD(Lock_Factory, createLock)
 {
-	php_lock_factory_obj *factory = THIS_FACTORY();
 	zend_string *resource;
 	double ttl = 0;
 	bool ttl_null = false;
 	bool auto_release = true;
-	int64_t ttl_ms;
 
 	ZEND_PARSE_PARAMETERS_START(1, 3)
 		Z_PARAM_STR(resource)
@@ -130,35 +162,17 @@ ZEND_METHOD(Lock_Factory, createLock)
 		Z_PARAM_BOOL(auto_release)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (factory->store == NULL) {
-		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
-		RETURN_THROWS();
-	}
-	if (!php_lock_resource_arg(resource, 1)) {
-		RETURN_THROWS();
-	}
-	if (ZEND_NUM_ARGS() < 2) {
-		ttl_ms = factory->default_ttl_ms;
-	} else if (!php_lock_ttl_arg(ttl, ttl_null, 2, &ttl_ms)) {
-		RETURN_THROWS();
-	}
-	object_init_ex(return_value, php_lock_ce_lock);
-	if (!php_lock_init(php_lock_from_obj(Z_OBJ_P(return_value)), resource, factory->store, ttl_ms, auto_release)) {
-		zval_ptr_dtor(return_value);
-		ZVAL_UNDEF(return_value);
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, ZEND_NUM_ARGS(), resource, NULL, 2, ttl, ttl_null, auto_release)) {
 		RETURN_THROWS();
 	}
 }
 
 ZEND_METHOD(Lock_Factory, restoreLock)
 {
-	php_lock_factory_obj *factory = THIS_FACTORY();
 	zend_string *resource, *owner;
 	double ttl = 0;
 	bool ttl_null = false;
 	bool auto_release = false;
-	int64_t ttl_ms;
-	php_lock_obj *lock;
 
 	ZEND_PARSE_PARAMETERS_START(2, 4)
 		Z_PARAM_STR(resource)
@@ -168,24 +182,7 @@ ZEND_METHOD(Lock_Factory, restoreLock)
 		Z_PARAM_BOOL(auto_release)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (factory->store == NULL) {
-		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
-		RETURN_THROWS();
-	}
-	if (!php_lock_resource_arg(resource, 1)) {
-		RETURN_THROWS();
-	}
-	if (ZEND_NUM_ARGS() < 3) {
-		ttl_ms = factory->default_ttl_ms;
-	} else if (!php_lock_ttl_arg(ttl, ttl_null, 3, &ttl_ms)) {
-		RETURN_THROWS();
-	}
-	object_init_ex(return_value, php_lock_ce_lock);
-	lock = php_lock_from_obj(Z_OBJ_P(return_value));
-	if (!php_lock_init(lock, resource, factory->store, ttl_ms, auto_release)
-		|| !php_lock_restore(lock, owner, 2)) {
-		zval_ptr_dtor(return_value);
-		ZVAL_UNDEF(return_value);
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, ZEND_NUM_ARGS(), resource, owner, 3, ttl, ttl_null, auto_release)) {
 		RETURN_THROWS();
 	}
 }
