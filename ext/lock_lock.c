@@ -217,9 +217,7 @@ static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 	lkc_err_clear(&err);
 	if (lock->hold.mode == mode && !lkc_hold_foreign(&lock->hold)) {
 		/* Held already: acquiring again extends the hold. */
-		rc = php_lock_expires(lock)
-			? lkc_refresh(store, &lock->hold, lock->ttl_ms, &err)
-			: lkc_check(store, &lock->hold, &err);
+		rc = lkc_refresh(store, &lock->hold, lock->ttl_ms, &err);
 		/* A restored hold learns its real mode here: a read hold asked to be exclusive converts below. */
 		if (rc == LKC_OK && lock->hold.mode == mode) {
 			return true;
@@ -386,21 +384,10 @@ ZEND_METHOD(Lock_Lock, refresh)
 		lkc_abandon(store, &lock->hold);
 		php_lock_track(lock);
 	}
-	if (php_lock_expires(lock)) {
-		rc = lkc_refresh(store, &lock->hold, ttl_ms, &err);
-	} else if (lock->hold.mode == LKC_MODE_NONE) {
-		rc = lkc_err_set(&err, LKC_ERR_STATE, "cannot refresh: the lock is not held");
-	} else {
-		rc = lkc_check(store, &lock->hold, &err);
-		if (rc == LKC_EXPIRED || rc == LKC_LOST) {
-			lkc_abandon(store, &lock->hold);
-		}
-	}
+	/* On stores without expiry, the store's refresh checks that the hold is still ours. */
+	rc = lkc_refresh(store, &lock->hold, ttl_ms, &err);
 	php_lock_track(lock);
 	if (rc != LKC_OK) {
-		if (rc == LKC_ERR_STATE) {
-			lkc_err_set(&err, LKC_ERR_STATE, "cannot refresh: the lock is not held");
-		}
 		php_lock_throw(rc, &err, &lock->hold);
 		RETURN_THROWS();
 	}

@@ -206,6 +206,14 @@ void lkc_hold_dispose(lkc_hold *hold)
 	hold->mode = LKC_MODE_NONE;
 }
 
+/* Clears what a hold knows of a hold it no longer has. */
+static void lkc_hold_forget(lkc_hold *hold)
+{
+	hold->mode = LKC_MODE_NONE;
+	hold->expires_ns = 0;
+	hold->fence = -1;
+}
+
 int lkc_hold_foreign(const lkc_hold *hold)
 {
 	return hold->mode != LKC_MODE_NONE && hold->pid != lkc_pid();
@@ -275,9 +283,7 @@ lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *
 	rc = store->ops->release(store, hold, delay_ms, err);
 	/* Whatever the backend said, we no longer count this hold as ours, except when it could not be reached. */
 	if (rc == LKC_OK || rc == LKC_EXPIRED || rc == LKC_LOST) {
-		hold->mode = LKC_MODE_NONE;
-		hold->expires_ns = 0;
-		hold->fence = -1;
+		lkc_hold_forget(hold);
 	}
 	return rc;
 }
@@ -288,7 +294,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	lkc_rc rc;
 
 	if (hold->mode == LKC_MODE_NONE) {
-		return lkc_err_set(err, LKC_ERR_STATE, "the lock is not held");
+		return lkc_err_set(err, LKC_ERR_STATE, "cannot refresh: the lock is not held");
 	}
 	if (lkc_hold_foreign(hold)) {
 		return refuse_foreign(err);
@@ -298,9 +304,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	if (rc == LKC_OK) {
 		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
 	} else if (rc == LKC_EXPIRED || rc == LKC_LOST) {
-		hold->mode = LKC_MODE_NONE;
-		hold->expires_ns = 0;
-		hold->fence = -1;
+		lkc_hold_forget(hold);
 	}
 	return rc;
 }
@@ -366,7 +370,5 @@ void lkc_abandon(lkc_store *store, lkc_hold *hold)
 	if (hold->mode != LKC_MODE_NONE || hold->fd >= 0) {
 		store->ops->abandon(store, hold);
 	}
-	hold->mode = LKC_MODE_NONE;
-	hold->expires_ns = 0;
-	hold->fence = -1;
+	lkc_hold_forget(hold);
 }
