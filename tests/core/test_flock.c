@@ -1,6 +1,7 @@
 /* Unit tests of the flock store, on real files in a fresh temporary directory. */
 #define _GNU_SOURCE
 #include "t.h"
+#include "t_fs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,25 +16,10 @@
 /* Generous bound for waits that must succeed; a failure shows as BUSY, never as a hang. */
 #define LONG_WAIT_MS 20000
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void) st;
-	(void) flag;
-	(void) ftw;
-	return remove(path);
-}
-
-/* Removes path and everything under it. */
-static void rm_rf(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* A fresh directory under /tmp, its path in buf. */
 static void make_tmpdir(char buf[64])
 {
-	snprintf(buf, 64, "/tmp/lkc-flock-XXXXXX");
-	CHECK(mkdtemp(buf) != NULL);
+	CHECK(t_make_tmpdir(buf, "flock"));
 }
 
 static lkc_store *open_store(const char *dir)

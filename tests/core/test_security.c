@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE
 #include "t.h"
+#include "t_fs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,25 +30,10 @@ union semun {
 };
 
 /* nftw callback: removes one entry. */
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void) st;
-	(void) flag;
-	(void) ftw;
-	return remove(path);
-}
-
-/* Removes path and everything under it. */
-static void rm_rf(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* A fresh directory under /tmp, its path in buf. */
 static void make_tmpdir(char buf[64])
 {
-	snprintf(buf, 64, "/tmp/lkc-security-XXXXXX");
-	CHECK(mkdtemp(buf) != NULL);
+	CHECK(t_make_tmpdir(buf, "security"));
 }
 
 /* The permission bits of path (without following a link), or -1. */
