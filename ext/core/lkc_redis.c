@@ -131,6 +131,12 @@
 #define LKC_RS_GRACE 200
 /* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
 #define LKC_RS_WAIT_CAP 2000
+/*
+ * How late a waiter's sleep may end (ms). Redis times a BLPOP out on its own
+ * clock tick, up to 100 ms late on an idle server (hz 10); past this slack the
+ * waiter drops the connection and takes its next step on a new one.
+ */
+#define LKC_RS_SLEEP_SLACK 10
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
@@ -1652,7 +1658,8 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 }
 
 /*
- * Sleeps in BLPOP on our wake list for at most ms; *why is the first byte of
+ * Sleeps in BLPOP on our wake list for at most ms (and LKC_RS_SLEEP_SLACK,
+ * after which the connection goes); *why is the first byte of
  * the message that woke us, 0 when none came, and *fence the token a "y<n>"
  * carried (-1 none). A signal the host wants handled ends the sleep
  * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
@@ -1676,12 +1683,16 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 	}
 	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ms / 1000), (long long) (ms % 1000));
 	lens[2] = strlen(secs);
-	op.deadline = lkc_rs_deadline(ms + s->cfg.timeout_ms);
+	op.deadline = lkc_rs_deadline(ms + LKC_RS_SLEEP_SLACK);
 	op.sent = 0;
 	op.recovered = 0;
 	s->abortable = 1;
 	rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
 	s->abortable = 0;
+	if (rc == LKC_ERR_IO && op.sent && lkc_ms_left(op.deadline) == 0) {
+		/* Our sleep is over and Redis has not said so yet: it ends as if nobody woke us (the connection went). */
+		return LKC_OK;
+	}
 	if (rc != LKC_OK) {
 		return rc;
 	}
