@@ -16,6 +16,8 @@ const COMPARISONS = [
 	['redis', 'vs Symfony RedisStore, lock reused', 'redis.ours', 'redis.symfony', 1.8],
 	['redis', 'vs phpredis SET NX PX + EVALSHA', 'redis.ours', 'redis.phpredis', 0.95],
 	['redis', 'vs Symfony, createLock per cycle', 'redis.ours-new', 'redis.symfony-new', null],
+	['read', 'redis: acquireRead vs Symfony RedisStore', 'redis.ours-read', 'redis.symfony-read', 1.8],
+	['read', 'flock: acquireRead vs Symfony FlockStore', 'flock.ours-read', 'flock.symfony-read', 4.0],
 	['flock', 'vs Symfony FlockStore, lock reused', 'flock.ours', 'flock.symfony', 4.0],
 	['flock', 'vs Symfony, createLock per cycle', 'flock.ours-new', 'flock.symfony-new', null],
 	['sem', 'vs Symfony SemaphoreStore, lock reused', 'sem.ours', 'sem.symfony', 5.0],

@@ -5,7 +5,7 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, memory, handoff, contention)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention)
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -29,14 +29,14 @@ contention_seconds="${BENCH_CONTENTION_SECONDS:-5}"
 contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem memory handoff contention)
+all_groups=(redis flock sem read memory handoff contention)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | memory | handoff | contention) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, memory, handoff, contention)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -118,7 +118,7 @@ start_redis() {
 	return 1
 }
 
-if wants redis || wants memory || wants handoff || wants contention; then
+if wants redis || wants read || wants memory || wants handoff || wants contention; then
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
@@ -255,6 +255,7 @@ for g in "${groups[@]}"; do
 		redis) rate_group redis.ours redis.symfony redis.phpredis redis.ours-new redis.symfony-new ;;
 		flock) rate_group flock.ours flock.symfony flock.ours-new flock.symfony-new ;;
 		sem) rate_group sem.ours sem.symfony sem.ours-new sem.symfony-new ;;
+		read) rate_group redis.ours-read redis.symfony-read flock.ours-read flock.symfony-read ;;
 		memory)
 			mem_run flock.ours "$mem_flock"
 			mem_run redis.ours "$mem_redis"

@@ -94,6 +94,8 @@ function bench_symfony_store(string $group): object
  *   <group>.symfony   Symfony's LockFactory::createLock() once, then acquire()+release()
  *   <group>.symfony-new  createLock()+acquire()+release() per cycle
  *   redis.phpredis    SET NX PX + EVALSHA of a compare-and-delete script, by hand
+ *   <group>.ours-read, <group>.symfony-read  as ours and symfony, with acquireRead()
+ *                     (redis and flock: Symfony's semaphore store has no read holds)
  */
 function bench_contender(string $name, string $resource): array
 {
@@ -141,6 +143,30 @@ function bench_contender(string $name, string $resource): array
 				}
 			};
 			return [$run, static fn () => null];
+
+		case 'ours-read':
+		case 'symfony-read':
+			if ($group === 'sem') {
+				break;
+			}
+			if ($who === 'ours-read') {
+				$store = bench_our_store($group);
+				$lock = (new Lock\Factory($store))->createLock($resource);
+				$cleanup = static fn () => $store->forceRelease($resource);
+			} else {
+				bench_symfony();
+				$lock = (new SfFactory(bench_symfony_store($group)))->createLock($resource);
+				$cleanup = static fn () => null;
+			}
+			$run = static function (int $n) use ($lock): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$lock->acquireRead()) {
+						bench_fail('acquireRead failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, $cleanup];
 
 		case 'symfony-new':
 			bench_symfony();

@@ -106,6 +106,7 @@ typedef struct lkc_hold {
 	/* Store-private, derived from the resource once and kept across holds. */
 	int fd;                  /* flock: the open lock file, -1 when none */
 	char *path;              /* flock: the lock file's path */
+	int quiet;               /* flock: the last release through fd saw nobody waiting */
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
 } lkc_hold;

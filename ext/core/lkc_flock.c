@@ -12,7 +12,10 @@
  * Writers are preferred: a writer that has to wait also marks byte 1, and a new
  * reader that finds such a mark holds back and waits as well, so a stream of
  * overlapping readers cannot starve a writer. That costs a shared acquire one
- * fcntl() more. As on the semaphore store, a process that holds a shared hold and
+ * fcntl() more, except right after a release of the same hold that found
+ * nobody waiting: the reader then takes the lock without looking, so a writer
+ * that began to wait since sees each reader take at most one more hold (its
+ * release finds the writer's mark, and its next acquire looks). As on the semaphore store, a process that holds a shared hold and
  * asks for another one while a writer waits waits on itself, until its timeout;
  * and a steady stream of writers can keep readers waiting. On network file
  * systems nobody marks anything (see lkc_flock_mark_waiting), and there readers
@@ -465,15 +468,15 @@ static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer)
 }
 
 /*
- * Posts an inotify event on fd's inode when somebody waits for it; the caller has
- * just unlocked (or downgraded) fd. A waiter marks, then arms its watch, then tries
+ * Posts an inotify event on fd's inode when somebody waits for it, and says
+ * whether it did (or could not tell); the caller has just unlocked (or downgraded) fd. A waiter marks, then arms its watch, then tries
  * flock(); we unlock, then look for marks. flock and OFD locks of an inode sit under
  * one lock in the kernel, so either the waiter's try came after our unlock and found
  * the lock free, or its mark came before our look and we post an event, which its
  * already armed watch catches. The unlock and this look do not depend on a close(),
  * so a forked child that keeps the descriptor open changes nothing.
  */
-static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
+static int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 {
 	struct flock fl;
 	int nudge;
@@ -485,7 +488,7 @@ static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 	fl.l_start = LKC_FLOCK_WAITER_BYTE;
 	fl.l_len = 1;
 	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK) {
-		return;
+		return 0;
 	}
 	/*
 	 * Touching the times posts IN_ATTRIB on exactly this inode in one system call;
@@ -498,6 +501,7 @@ static void lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 			close(nudge);
 		}
 	}
+	return 1;
 }
 
 /*
@@ -557,6 +561,13 @@ static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, 
 	return r == 0 ? LKC_FLOCK_GOT : LKC_FLOCK_BUSY;
 }
 
+/* Whether a shared attempt of lkc_flock_wait first looks for a waiting writer's mark. */
+typedef enum {
+	LKC_FLOCK_TAKE,       /* never (exclusive, or the mark does not matter) */
+	LKC_FLOCK_YIELD,      /* before every attempt */
+	LKC_FLOCK_YIELD_LATER /* from the second attempt on (see the top of this file) */
+} lkc_flock_yield;
+
 /* Milliseconds a wait may still last: -1 without bound, else 0 to INT_MAX. */
 static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
 {
@@ -580,7 +591,7 @@ static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
  * exclusive wait marks itself as a waiting writer for as long as it lasts.
  */
 static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, const struct stat *fresh,
-	int op, int yield, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+	int op, lkc_flock_yield yield, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
 	struct stat st;
 	lkc_flock_step step;
@@ -590,7 +601,9 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	int settle_ms = 0, slice_ms = 1;
 
 	/* Network file systems have no marks to look for (and a look would see the emulated flock holds). */
-	yield = yield && !s->emulated;
+	if (s->emulated) {
+		yield = LKC_FLOCK_TAKE;
+	}
 
 	if (fresh != NULL) {
 		st = *fresh;
@@ -599,7 +612,10 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 		struct pollfd pfd;
 		int timeout, n;
 
-		step = lkc_flock_try(s, name, fd, &st, &known, op, yield, err);
+		step = lkc_flock_try(s, name, fd, &st, &known, op, yield == LKC_FLOCK_YIELD, err);
+		if (yield == LKC_FLOCK_YIELD_LATER) {
+			yield = LKC_FLOCK_YIELD;
+		}
 		if (step != LKC_FLOCK_BUSY) {
 			break;
 		}
@@ -723,7 +739,7 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 	 * A waiting promotion marks itself as a waiting writer like any other; a
 	 * demotion does not yield to waiting writers, as it holds the lock they wait for.
 	 */
-	step = lkc_flock_wait(s, hold->path, hold->fd, NULL, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, 0,
+	step = lkc_flock_wait(s, hold->path, hold->fd, NULL, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, LKC_FLOCK_TAKE,
 		wait_ms, deadline_ns, err);
 	switch (step) {
 		case LKC_FLOCK_GOT:
@@ -754,7 +770,10 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	lkc_flock_store *s = (lkc_flock_store *) store;
 	int op = mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX;
 	uint64_t deadline_ns;
+	/* What the last release through the kept descriptor saw holds for this acquire alone. */
+	int quiet = hold->quiet;
 
+	hold->quiet = 0;
 	(void) ttl_ms; /* A flock hold lasts until released or until its process ends. */
 	wait_ms = lkc_flock_clamp_wait(wait_ms);
 	deadline_ns = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
@@ -782,7 +801,10 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		hold->fd = -1;
 	}
 	if (hold->fd >= 0) {
-		lkc_flock_step step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, op == LOCK_SH, wait_ms, deadline_ns, err);
+		lkc_flock_yield yield = op != LOCK_SH ? LKC_FLOCK_TAKE : quiet ? LKC_FLOCK_YIELD_LATER : LKC_FLOCK_YIELD;
+		lkc_flock_step step;
+
+		step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, yield, wait_ms, deadline_ns, err);
 
 		if (step == LKC_FLOCK_GOT) {
 			return LKC_OK;
@@ -813,7 +835,8 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
 		}
 		lkc_flock_fix_mode(s, fd, &st);
-		step = lkc_flock_wait(s, hold->path, fd, &st, op, op == LOCK_SH, wait_ms, deadline_ns, err);
+		step = lkc_flock_wait(s, hold->path, fd, &st, op, op == LOCK_SH ? LKC_FLOCK_YIELD : LKC_FLOCK_TAKE,
+			wait_ms, deadline_ns, err);
 		if (step == LKC_FLOCK_STALE) {
 			lkc_flock_unlock_close(fd);
 			continue;
@@ -845,7 +868,7 @@ static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_
 	}
 	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
 	flock(hold->fd, LOCK_UN);
-	lkc_flock_wake(s, hold->path, hold->fd);
+	hold->quiet = !lkc_flock_wake(s, hold->path, hold->fd);
 	return LKC_OK;
 }
 

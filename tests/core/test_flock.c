@@ -1137,6 +1137,54 @@ static void readers_hold_back_for_waiting_writer(void)
 	rm_rf(dir);
 }
 
+/*
+ * A reader whose last release found nobody waiting takes its next hold without
+ * looking for a waiting writer's mark: a writer that began to wait since sees
+ * that reader take one more hold, and no second one.
+ */
+static void quiet_release_allows_one_more_reader(void)
+{
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+	pid_t pid;
+	int go[2];
+	char c = 'g';
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	init_hold(&a, "quiet");
+	init_hold(&b, "quiet");
+	lkc_err_clear(&err);
+	CHECK(pipe(go) == 0);
+	/* Forked first: a fork since a hold's last acquire makes it reopen its file, and look. */
+	pid = fork();
+	if (pid == 0) {
+		close(go[1]);
+		await_child(go[0]);
+		child_waits(dir, "quiet", LKC_MODE_EXCLUSIVE);
+	}
+	close(go[0]);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	CHECK(write(go[1], &c, 1) == 1);
+	close(go[1]);
+	CHECK(await_writer(a.fd));
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* That release saw the writer's mark: from now on b holds back. */
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
 static void demotion_ignores_waiting_writer(void)
 {
 	char dir[64];
@@ -1420,5 +1468,6 @@ TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_
 	T(holds_convert), T(host_interrupts_wait), T(descriptor_is_kept_across_holds),
 	T(release_wakes_waiter_without_close), T(downgrade_wakes_readers), T(force_release_while_kept_reopens),
 	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase),
-	T(readers_hold_back_for_waiting_writer), T(demotion_ignores_waiting_writer), T(promotion_waits_as_writer),
+	T(readers_hold_back_for_waiting_writer), T(quiet_release_allows_one_more_reader),
+	T(demotion_ignores_waiting_writer), T(promotion_waits_as_writer),
 	T(writer_not_starved_by_readers), T(timed_out_writer_lets_readers_in), T(interrupted_writer_lets_readers_in))
