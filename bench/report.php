@@ -2,7 +2,7 @@
 /*
  * Turns bench/run.sh's raw measurements into the results table: the median rate
  * of each contender over the rounds, our figure against the peer's, the median of
- * the per-round ratios and the verdict against issue 2's targets; the handoff
+ * the per-round ratios and the verdict against issue 2 and 4's targets; the handoff
  * latencies and contention figures against issue 3's. Exits 1 when a target is
  * missed.
  *
