@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds with warnings as errors, checks
-# the generated and packaged files, runs the C core's unit tests under ASan/UBSan and
-# the phpt suite against a redis-server of its own, and ends with "N passed, N failed".
+# the generated and packaged files, runs the C core's unit tests under ASan/UBSan, a
+# short fuzzing run, the phpt suite against a redis-server of its own, the hostile,
+# security, fault, network and partition suites, a short soak, and the phpt suite
+# again under valgrind. It prints each group's counts and ends with "N passed, N failed".
 #
-#   scripts/test.sh                 everything (what CI runs), phpt also under valgrind
+#   scripts/test.sh                 everything (what CI runs)
 #   scripts/test.sh --fast          without the valgrind pass
+#   LOCK_SOAK_SECONDS=1800 scripts/test.sh   with the long soak (scripts/soak.sh --long alone)
 #   scripts/test.sh tests/flock     only these phpt files or folders (no core tests, no checks)
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -73,16 +76,35 @@ if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
 	check package "$root/scripts/check-package.sh"
 
-	# The C core's unit tests: one PASS/FAIL line per case.
+	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
+	# cases count towards the security group.
 	make -s -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
-	make -s -C tests/core check >"$work/core.log" 2>&1
-	core_pass=$(grep -c '^PASS ' "$work/core.log")
-	core_fail=$(grep -c '^FAIL ' "$work/core.log")
-	if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$work/core.log" || ! grep -q '^PASS ' "$work/core.log"; then
-		core_fail=$((core_fail + 1))
-	fi
-	[ "$core_fail" -gt 0 ] && { echo "test: core unit tests failed:" >&2; grep -v '^PASS ' "$work/core.log" | tail -n 60 >&2; }
-	record core "$core_pass" "$core_fail" 0
+	core_security_pass=0
+	core_security_fail=0
+	: >"$work/core.log"
+	for t in tests/core/build/test_*; do
+		log="$work/core-$(basename "$t").log"
+		(cd tests/core && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+			"./build/$(basename "$t")") >"$log" 2>&1
+		status=$?
+		p=$(grep -c '^PASS ' "$log")
+		f=$(grep -c '^FAIL ' "$log")
+		if [ "$status" -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" || [ "$p" -eq 0 ]; then
+			f=$((f + 1))
+			echo "test: $(basename "$t") failed:" >&2
+			grep -v '^PASS ' "$log" | tail -n 60 >&2
+		fi
+		if [ "$(basename "$t")" = test_security ]; then
+			core_security_pass=$p
+			core_security_fail=$f
+		else
+			core_pass=$(( ${core_pass:-0} + p ))
+			core_fail=$(( ${core_fail:-0} + f ))
+		fi
+		cat "$log" >>"$work/core.log"
+	done
+	[ -n "$(ls tests/core/build/test_* 2>/dev/null)" ] || core_fail=1
+	record "core (ASan+UBSan)" "${core_pass:-0}" "${core_fail:-0}" 0
 
 	# A short libFuzzer run of every harness of the core's parsers (longer: scripts/fuzz.sh).
 	FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "$root/scripts/fuzz.sh" >"$work/fuzz.log" 2>&1
@@ -105,16 +127,23 @@ done
 export LOCK_TEST_REDIS_PORT=$port
 export LOCK_TEST_EXT="$root/modules/lock.so"
 
-# Runs the phpt suite (optionally under valgrind) and records its counts as group $1.
+# Runs phpt files or folders and records their counts as group $1: run_phpt NAME [-m] [--jobs N] TARGET...
 run_phpt() {
 	local name=$1
 	shift
-	local log="$work/$name.log"
-	local targets=("${only[@]}")
-	[ ${#targets[@]} -eq 0 ] && targets=(tests)
+	local log="$work/$(echo "$name" | tr -c 'a-z0-9\n-' '_').log"
+	local opts=() jobs
+	jobs="$(nproc)"
+	while [ $# -gt 0 ]; do
+		case "$1" in
+			-m) opts+=(-m); shift ;;
+			--jobs) jobs=$2; shift 2 ;;
+			*) break ;;
+		esac
+	done
 	TEST_PHP_EXECUTABLE="$(command -v php)" NO_INTERACTION=1 REPORT_EXIT_STATUS=1 \
-		php "$root/run-tests.php" -q -j"$(nproc)" --show-diff "$@" \
-		-d extension="$root/modules/lock.so" "${targets[@]}" >"$log" 2>&1
+		php "$root/run-tests.php" -q -j"$jobs" --show-diff "${opts[@]}" \
+		-d extension="$root/modules/lock.so" "$@" >"$log" 2>&1
 	local p f s
 	p=$(sed -n 's/^Tests passed *: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
 	f=$(sed -n 's/^Tests failed *: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
@@ -131,13 +160,64 @@ run_phpt() {
 	elif [ "$f" -gt 0 ]; then
 		sed -n '/^FAILED TEST SUMMARY/,/^=====/p;/^LEAKED TEST SUMMARY/,/^=====/p;/^BORKED TEST SUMMARY/,/^=====/p' "$log" >&2
 	fi
+	group_p=${p:-0}
+	group_f=$f
+	group_s=${s:-0}
 	record "$name" "${p:-0}" "$f" "${s:-0}"
 }
 
-run_phpt phpt
-if [ "$valgrind" = 1 ]; then
-	# Load tests scale themselves down under valgrind; every test still runs.
-	LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 run_phpt phpt-valgrind -m
+if [ ${#only[@]} -gt 0 ]; then
+	run_phpt phpt "${only[@]}"
+else
+	# The functional suite is every folder of tests/ that is not a group of its own below.
+	special=(hostile security faults network partition)
+	functional=()
+	for d in tests/*/; do
+		d=${d%/}
+		name=$(basename "$d")
+		[[ " ${special[*]} " == *" $name "* ]] && continue
+		compgen -G "$d/*.phpt" >/dev/null && functional+=("$d")
+	done
+	run_phpt phpt "${functional[@]}"
+	run_phpt hostile tests/hostile
+	# The security group: the core's test_security and the phpt of tests/security.
+	security_before=$((${#groups[@]}))
+	run_phpt security tests/security
+	if [ "${#groups[@]}" -gt "$security_before" ]; then
+		passed=$((passed + core_security_pass))
+		failed=$((failed + core_security_fail))
+		last=$(( ${#groups[@]} - 1 ))
+		groups[$last]="security (core and phpt): $((group_p + core_security_pass)) passed, $((group_f + core_security_fail)) failed$([ "$group_s" -gt 0 ] && echo ", $group_s skipped")"
+	fi
+	# The fault suites measure calls against their timeouts: one test at a time.
+	[ -d tests/faults ] && run_phpt faults --jobs 1 tests/faults
+	[ -d tests/network ] && run_phpt network --jobs 1 tests/network
+	if [ -d tests/partition ]; then
+		run_phpt partition --jobs 1 tests/partition
+		if [ "$group_s" -gt 0 ]; then
+			# A partition needs network namespaces; the summary says why they were not there.
+			reason=$(sed -n 's/^SKIP.* reason: //p' "$work/partition.log" | head -n 1)
+			groups[$(( ${#groups[@]} - 1 ))]+=" (skipped: ${reason:-see $work/partition.log})"
+		fi
+	fi
+	if [ -x scripts/soak.sh ]; then
+		soak_seconds="${LOCK_SOAK_SECONDS:-60}"
+		LOCK_TEST_EXT="$root/modules/lock.so" scripts/soak.sh --seconds "$soak_seconds" >"$work/soak.log" 2>&1
+		soak_status=$?
+		p=$(grep -c '^PASS ' "$work/soak.log")
+		f=$(grep -c '^FAIL ' "$work/soak.log")
+		if [ "$soak_status" -ne 0 ] || [ "$p" -eq 0 ]; then
+			[ "$f" -eq 0 ] && f=1
+			echo "test: soak failed:" >&2
+			tail -n 40 "$work/soak.log" >&2
+		fi
+		record "soak (${soak_seconds} s)" "$p" "$f" 0
+	fi
+	if [ "$valgrind" = 1 ]; then
+		# Load tests scale themselves down under valgrind; every test still runs.
+		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
+			"${functional[@]}" tests/hostile tests/security
+	fi
 fi
 
 for g in "${groups[@]}"; do
