@@ -109,6 +109,7 @@ typedef struct lkc_hold {
 	int quiet;               /* flock: the last release through fd saw nobody waiting */
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
+	int unsure;              /* redis: the last acquire or release failed after it may have run on the server */
 } lkc_hold;
 
 /* Initialises a hold for resource with a fresh owner token. */

@@ -1964,8 +1964,13 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	s->interrupted = 0;
-	if (wait_ms == 0 && mode == LKC_MODE_EXCLUSIVE && hold->mode == LKC_MODE_NONE) {
+	/*
+	 * After an attempt whose answer was lost the server may hold our token,
+	 * which SET NX would take for somebody else's hold: the script knows it.
+	 */
+	if (wait_ms == 0 && mode == LKC_MODE_EXCLUSIVE && hold->mode == LKC_MODE_NONE && !hold->unsure) {
 		rc = lkc_rs_try_write(s, hold, &req, err);
+		hold->unsure = rc != LKC_OK && rc != LKC_BUSY;
 		lkc_rs_req_free(&req);
 		return rc;
 	}
@@ -1979,6 +1984,7 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			rc = lkc_rs_busy(s, ans.outcome, err);
 		}
 	}
+	hold->unsure = rc != LKC_OK && rc != LKC_BUSY;
 	lkc_rs_req_free(&req);
 	return rc;
 }
