@@ -2033,7 +2033,11 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 
 		rc = lkc_rs_eval(s, &op, LKC_RS_RELEASE, key, key_len, args, 3, &reply, err);
 		if (rc == LKC_OK) {
-			if (reply->type == REDIS_REPLY_INTEGER) {
+			if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == -1) && hold->unsure
+				&& hold->expires_ns != 0 && lkc_now_ns() < hold->expires_ns) {
+				/* Our hold cannot have run out yet: it went with our last release, whose answer was lost. */
+				rc = LKC_OK;
+			} else if (reply->type == REDIS_REPLY_INTEGER) {
 				rc = lkc_rs_hold_result(s, hold, "release", reply->integer, err);
 			} else {
 				rc = lkc_rs_unexpected(s, "the release script", reply, err);
@@ -2055,6 +2059,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 			break;
 		}
 	}
+	hold->unsure = rc == LKC_ERR_IO;
 	free(key);
 	return rc;
 }
