@@ -27,8 +27,10 @@
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
  * single exclusive attempt is therefore MULTI, SET NX PX, INCR of the fencing
- * counter, EXEC (one round trip, no script: an EVALSHA costs the server
- * several times a SET), and isLocked() is one EXISTS. A release is one script
+ * counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
+ * an EVALSHA costs the server several times a SET), and isLocked() is two
+ * EXISTS. Only when the lock is taken while a hand-off is on record do they
+ * run a script, which breaks a hold handed to a waiter that died (below). A release is one script
  * run that deletes the key when it holds our token and nobody waits, before
  * it defines anything else. Everything else (read holds, promotion, demotion,
  * waiting) is one run of the acquire script per step.
@@ -93,7 +95,9 @@
  * second process per hand-off. A waiter that died therefore costs the others
  * LKC_RS_GRACE (and a round trip) when it reaches the head, and nothing once
  * its liveness deadline has passed (it is dropped unseen); should the watcher
- * die too, the others' own sleeps bound it by LKC_RS_WAIT_CAP.
+ * die too, the others' own sleeps bound it by LKC_RS_WAIT_CAP. With nobody
+ * left waiting, the next single attempt, isLocked() or check breaks such a
+ * hold once its grace is over.
  *
  * Unfair mode (fair = 0): freeing the resource wakes the first live waiter
  * that could take it, which takes it if it still can (leaving the queue, and
@@ -628,14 +632,19 @@ static const char lkc_rs_refresh_lua[] = LKC_RS_LUA_CORE
 	"return 0\n";
 
 /*
- * ARGV[1] an owner token. Returns 1 when it holds the write hold, 2 a read
- * hold, 0 when nobody holds the resource, -1 somebody else. Changes nothing.
+ * ARGV[1] an owner token, ARGV[2] "1" fair. Returns 1 when it holds the write
+ * hold, 2 a read hold, 0 when nobody holds the resource, -1 somebody else.
+ * Changes nothing but a hold handed to a waiter that died (see reap), which it
+ * breaks and hands on first.
  */
 static const char lkc_rs_check_lua[] = LKC_RS_LUA_CORE
+	LKC_RS_LUA_QUEUE
 	"local me = ARGV[1]\n"
+	"local now = now_ms()\n"
+	/* A hold handed to a waiter that died is nobody's: break it (and hand on) before answering. */
+	"if reap(now) then settle(ARGV[2]) end\n"
 	"local v = redis.call('GET', lock)\n"
 	"if v == me then return 1 end\n"
-	"local now = now_ms()\n"
 	"local s = redis.call('ZSCORE', rd, me)\n"
 	"if s and tonumber(s) > now then return 2 end\n"
 	"if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end\n"
@@ -867,6 +876,20 @@ static char *lkc_rs_lock_key(const lkc_rs_store *s, const char *resource, size_t
 	*key_len = prefix_len + tag_len + 2;
 	key[*key_len] = '\0';
 	return key;
+}
+
+/* A key of the resource: its lock key (key_len bytes, binary safe) and suffix; NULL when out of memory. */
+static char *lkc_rs_subkey(const char *key, size_t key_len, const char *suffix, size_t *len)
+{
+	size_t suffix_len = strlen(suffix);
+	char *sub = malloc(key_len + suffix_len + 1);
+
+	if (sub != NULL) {
+		memcpy(sub, key, key_len);
+		memcpy(sub + key_len, suffix, suffix_len + 1);
+		*len = key_len + suffix_len;
+	}
+	return sub;
 }
 
 /* Whether the prefix's first '{' is followed at once by '}': an empty hash tag, whatever comes after it. */
@@ -1514,9 +1537,9 @@ static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const 
 static lkc_rc lkc_rs_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len, const char *owner,
 	long long *state, lkc_err *err)
 {
-	const char *args[1] = { owner };
+	const char *args[2] = { owner, s->cfg.fair ? "1" : "0" };
 
-	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, 1, state, err);
+	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, 2, state, err);
 }
 
 /*
@@ -1869,36 +1892,41 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
  */
 static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
 {
+	static const char *names[5] = { "MULTI", "SET", "INCR", "EXISTS", "EXEC" };
+	size_t counter_len = 0, handed_len = 0;
+	char *counter = lkc_rs_subkey(req->key, req->key_len, ":f", &counter_len);
+	char *handed = lkc_rs_subkey(req->key, req->key_len, ":h", &handed_len);
 	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
+	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
 	size_t set_len[6] = { 3, req->key_len, LKC_TOKEN_LEN, 2, 2, strlen(req->ttl) };
-	size_t incr_len[2] = { 4, req->key_len + 2 };
-	char *counter = malloc(req->key_len + 3);
-	const char *incr[2] = { "INCR", counter };
-	lkc_rs_cmd cmds[4] = {
+	size_t incr_len[2] = { 4, counter_len }, exists_len[2] = { 6, handed_len };
+	lkc_rs_cmd cmds[5] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
-		{ 1, exec, exec_len },
+		{ 2, exists, exists_len }, { 1, exec, exec_len },
 	};
-	redisReply *replies[4], *outcome;
+	redisReply *replies[5], *outcome;
 	lkc_rs_op op;
 	lkc_rc rc;
+	int stale = 0;
 
-	if (counter == NULL) {
+	if (counter == NULL || handed == NULL) {
+		free(counter);
+		free(handed);
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	memcpy(counter, req->key, req->key_len);
-	memcpy(counter + req->key_len, ":f", 3);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long state;
 
-		rc = lkc_rs_send(s, &op, cmds, 4, replies, err);
+		rc = lkc_rs_send(s, &op, cmds, 5, replies, err);
 		if (rc == LKC_OK) {
 			break;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
 			free(counter);
+			free(handed);
 			return rc;
 		}
 		op.recovered = 1;
@@ -1906,6 +1934,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, &state, err);
 		if (rc != LKC_OK || state != 0) {
 			free(counter);
+			free(handed);
 			if (rc == LKC_OK && state == 1) {
 				/* Ours, with a token we never read: lkc_fence asks for it when it is wanted. */
 				hold->fence = -1;
@@ -1916,26 +1945,47 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
 	}
 	free(counter);
-	outcome = replies[3];
+	free(handed);
+	outcome = replies[4];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
-	for (int i = 0; i < 4 && rc == LKC_OK; i++) {
+	for (int i = 0; i < 5 && rc == LKC_OK; i++) {
 		if (replies[i]->type == REDIS_REPLY_ERROR) {
-			rc = lkc_rs_refused(s, i == 0 ? "MULTI" : i == 1 ? "SET" : i == 2 ? "INCR" : "EXEC", replies[i], err);
+			rc = lkc_rs_refused(s, names[i], replies[i], err);
 		}
 	}
-	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || !lkc_rs_is_status(replies[1], "QUEUED")
-		|| !lkc_rs_is_status(replies[2], "QUEUED") || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 2
-		|| outcome->element[1]->type != REDIS_REPLY_INTEGER)) {
+	for (int i = 1; i < 4 && rc == LKC_OK; i++) {
+		if (!lkc_rs_is_status(replies[i], "QUEUED")) {
+			rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
+		}
+	}
+	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 3
+		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[2]->type != REDIS_REPLY_INTEGER)) {
 		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
 	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
 		hold->fence = outcome->element[1]->integer;
 	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
 		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
+		stale = outcome->element[2]->integer > 0;
 	} else if (rc == LKC_OK) {
 		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
 	}
-	lkc_rs_free_replies(replies, 4);
+	lkc_rs_free_replies(replies, 5);
+	if (stale) {
+		lkc_rs_answer ans;
+
+		/*
+		 * The lock was handed to a waiter lately: should that waiter have died
+		 * before picking it up, only the script sees it (and breaks the hold).
+		 */
+		rc = lkc_rs_step(s, req, 't', &ans, err);
+		if (rc == LKC_OK && ans.outcome == LKC_RS_TAKEN) {
+			hold->fence = ans.fence;
+		} else if (rc == LKC_OK) {
+			rc = lkc_rs_busy(s, ans.outcome, err);
+		}
+		return rc;
+	}
 	if (rc == LKC_OK && hold->fence < 1000000000000LL) {
 		lkc_err ignored;
 
@@ -2120,40 +2170,56 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	return lkc_rs_hold_result(s, hold, "check", state, err);
 }
 
-/* Whether anybody holds the resource in any mode: the lock key exists exactly then. */
+/*
+ * Whether anybody holds the resource in any mode: the lock key exists exactly
+ * then, unless it is a hold handed over to a waiter that died, which only the
+ * check script can tell (and breaks); it runs only while a hand-off is on record.
+ */
 static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
 	char *key = lkc_rs_lock_key(s, resource, len, &key_len);
-	const char *argv[2] = { "EXISTS", key };
-	size_t lens[2] = { 6, key_len };
-	lkc_rs_cmd cmd = { 2, argv, lens };
-	redisReply *reply;
+	size_t handed_len = 0;
+	char *handed = key != NULL ? lkc_rs_subkey(key, key_len, ":h", &handed_len) : NULL;
+	const char *argv_lock[2] = { "EXISTS", key }, *argv_handed[2] = { "EXISTS", handed };
+	size_t lens_lock[2] = { 6, key_len }, lens_handed[2] = { 6, handed_len };
+	lkc_rs_cmd cmds[2] = { { 2, argv_lock, lens_lock }, { 2, argv_handed, lens_handed } };
+	redisReply *replies[2];
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (key == NULL) {
+	if (handed == NULL) {
+		free(key);
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
+		rc = lkc_rs_send(s, &op, cmds, 2, replies, err);
 		if (!lkc_rs_may_recover(&op, rc)) {
 			break;
 		}
 		op.recovered = 1;
 	}
+	free(handed);
+	if (rc == LKC_OK) {
+		if (replies[0]->type != REDIS_REPLY_INTEGER || replies[1]->type != REDIS_REPLY_INTEGER) {
+			rc = lkc_rs_unexpected(s, "EXISTS", replies[0]->type != REDIS_REPLY_INTEGER ? replies[0] : replies[1], err);
+		} else if (replies[0]->integer > 0 && replies[1]->integer > 0) {
+			long long state = 0;
+
+			lkc_rs_free_replies(replies, 2);
+			/* No owner token is "-": the answer is 0 (nobody) or -1 (somebody). */
+			rc = lkc_rs_state(s, &op, key, key_len, "-", &state, err);
+			*locked = state != 0;
+			free(key);
+			return rc;
+		} else {
+			*locked = replies[0]->integer > 0;
+		}
+		lkc_rs_free_replies(replies, 2);
+	}
 	free(key);
-	if (rc != LKC_OK) {
-		return rc;
-	}
-	if (reply->type == REDIS_REPLY_INTEGER) {
-		*locked = reply->integer > 0;
-	} else {
-		rc = lkc_rs_unexpected(s, "EXISTS", reply, err);
-	}
-	freeReplyObject(reply);
 	return rc;
 }
 

@@ -1,5 +1,5 @@
 --TEST--
-network: a waiter whose link drops is gone; a release that comes before its queue entry expires must not leave the lock to it for its whole TTL (known bug: it does, see the report of the network tests)
+network: a waiter whose link drops is gone; a release that comes before its queue entry expires does not leave the lock to it for its TTL: the next single acquire takes it once the hand-off's grace is over
 --EXTENSIONS--
 lock
 pcntl
