@@ -1826,6 +1826,11 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 		if (rc != LKC_OK) {
 			/* A "y" may have been lost with the connection: one step on a new one settles where we are. */
 			if (rc != LKC_ERR_IO || failed_sleep++ > 0) {
+				lkc_err ignored;
+				lkc_rs_answer ans;
+
+				/* Giving up while the server may still answer: leave the queue, so that nothing is handed to us. */
+				lkc_rs_step(s, req, 'i', &ans, &ignored);
 				return rc;
 			}
 			step = 1;
