@@ -12,15 +12,15 @@ lock_test_hang_guard(100);
 /*
  * A killed holder's key lives out its TTL; the waiters sleep in BLPOP until
  * then (each sleep is bounded by the key's remaining TTL) and take the lock
- * with their next step. Redis ends a blocked command's timeout on its timer,
- * hz times a second, so a sleep meant to end at the key's expiry ends up to
- * 1000/hz ms late: 100 ms at the default hz of 10, which alone would use up
- * the bound. This server runs at hz 100 (10 ms), which leaves the bound's
- * 100 ms for the round trip and for waking the processes on a loaded machine.
- * The TTL is short enough for several kills in a few seconds, and long enough
- * that a holder, which needs a few milliseconds, never outlives it.
+ * with their next step. Redis times a sleep out on its clock tick, up to 100
+ * ms late at its default hz of 10; the waiters end an overdue sleep themselves
+ * 10 ms past its time (README, Waiting). The bound's 100 ms then covers those
+ * 10 ms, a new connection and a round trip, and waking the processes on a
+ * loaded machine. The TTL is short enough for several kills in a few seconds,
+ * and long enough that a holder, which needs a few milliseconds, never
+ * outlives it. A private server: the test counts on no other client's load.
  */
-$server = new LockTestRedisServer(['--hz', '100']);
+$server = new LockTestRedisServer();
 $dsn = $server->dsn('prefix=' . urlencode(lock_test_prefix()));
 $ttl = 1.0;
 lock_fault_mutex_kill(static fn () => new Lock\Store\RedisStore($dsn), $ttl, 8.0, [50, 300], $ttl + LOCK_FAULT_SLACK, 4);

@@ -10,8 +10,7 @@ require __DIR__ . '/../inc/faults.inc';
 lock_test_hang_guard(100);
 
 $timeout = 0.5;
-// At hz 100 a sleep that Redis ends on its timer ends at most 10 ms late (100 ms at the default hz 10: see mutex_kill_redis).
-$server = new LockTestRedisServer(['--hz', '100']);
+$server = new LockTestRedisServer();
 $admin = $server->client();
 $prefix = lock_test_prefix();
 $dsn = $server->dsn('prefix=' . urlencode($prefix));

@@ -84,10 +84,11 @@ echo 'no file descriptor added: ', var_export(lock_fault_fds() <= $fds, true), "
 
 /*
  * A waiter asleep in BLPOP cannot tell a frozen server from a long sleep: it
- * notices when the reply is overdue by the timeout. With a wait timeout W its
- * sleeps end by W, so the call ends by W + timeout; without one it sleeps at
- * most 2 s at a time (the README's bound on a waiter's sleep), so it ends by
- * 2 s + timeout after the freeze.
+ * notices when its sleep is overdue (10 ms past its end), and its next step
+ * then times out. With a wait timeout W its sleeps end by W, so the call ends
+ * by W + the timeout; without one it sleeps at most 2 s at a time (the
+ * README's bound on a waiter's sleep), so it ends by 2 s + the timeout after
+ * the freeze. The bounds' 100 ms cover the 10 ms too.
  */
 $r = lock_fault_caller_result($bounded);
 lock_fault_report('waiter acquire(true, 2.0)', $r, $storage, 2.0 + $bound);
