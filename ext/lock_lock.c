@@ -27,7 +27,8 @@ static bool php_lock_expires(const php_lock_obj *lock)
 /* Keeps the registry of held locks in step with the hold, so request shutdown finds them. */
 static void php_lock_track(php_lock_obj *lock)
 {
-	bool held = lock->hold.mode != LKC_MODE_NONE;
+	/* A failed acquire that may have taken the hold after all counts too: request end gives that back. */
+	bool held = lock->hold.mode != LKC_MODE_NONE || lock->hold.unsure;
 
 	if (held && !lock->registered) {
 		lock->prev = NULL;
@@ -61,7 +62,7 @@ static void php_lock_drop(php_lock_obj *lock, bool release)
 	lkc_store *store;
 	lkc_err err;
 
-	if (lock->hold.mode == LKC_MODE_NONE && lock->hold.fd < 0) {
+	if (lock->hold.mode == LKC_MODE_NONE && lock->hold.fd < 0 && !lock->hold.unsure) {
 		php_lock_track(lock);
 		return;
 	}
@@ -74,6 +75,8 @@ static void php_lock_drop(php_lock_obj *lock, bool release)
 			lkc_abandon(store, &lock->hold);
 		}
 	}
+	/* One try is all a dropped lock gets: a hold a failed acquire left stays until its TTL. */
+	lock->hold.unsure = 0;
 	php_lock_track(lock);
 }
 
@@ -420,9 +423,10 @@ ZEND_METHOD(Lock_Lock, release)
 		php_lock_drop(lock, false);
 		return;
 	}
-	if (lock->hold.mode == LKC_MODE_NONE) {
+	if (lock->hold.mode == LKC_MODE_NONE && !lock->hold.unsure) {
 		return;
 	}
+	/* Not held, but a failed acquire may have taken it on the server: lkc_release gives that back. */
 	lkc_err_clear(&err);
 	rc = lkc_release(store, &lock->hold, delay_ms, &err);
 	php_lock_track(lock);

@@ -272,6 +272,17 @@ lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *
 	lkc_rc rc;
 
 	if (hold->mode == LKC_MODE_NONE) {
+		if (hold->unsure && hold->owner_pid == lkc_pid() && store->ops->settle != NULL) {
+			/*
+			 * Our last acquire failed after it was sent, and the server may have run
+			 * it all the same (a server that froze, then woke): give back whatever it
+			 * took. Quietly, as releasing a lock not held is: it was never ours to report.
+			 */
+			store->ops->settle(store, hold);
+			/* The store's answer may have set the mode it found: the hold stays not held. */
+			lkc_hold_forget(hold);
+		}
+		hold->unsure = 0;
 		return LKC_OK;
 	}
 	if (lkc_hold_foreign(hold)) {

@@ -109,7 +109,7 @@ typedef struct lkc_hold {
 	int quiet;               /* flock: the last release through fd saw nobody waiting */
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
-	int unsure;              /* redis: the last acquire or release failed after it may have run on the server */
+	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
 } lkc_hold;
 
 /* Initialises a hold for resource with a fresh owner token. */
@@ -154,6 +154,11 @@ typedef struct lkc_store_ops {
 	 * is exclusive): greater than every token handed out before for the resource.
 	 */
 	lkc_rc (*fence)(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err);
+	/*
+	 * Gives back, quietly and briefly, what a failed acquire of the hold may have
+	 * taken after all (hold->unsure); NULL on stores where it cannot happen.
+	 */
+	void (*settle)(lkc_store *store, lkc_hold *hold);
 } lkc_store_ops;
 
 /* Every store starts with this. */

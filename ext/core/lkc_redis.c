@@ -141,6 +141,8 @@
  * waiter drops the connection and takes its next step on a new one.
  */
 #define LKC_RS_SLEEP_SLACK 10
+/* The budget of giving back what a failed acquire may have taken (ms), when the lock goes. */
+#define LKC_RS_SETTLE_MS 50
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
@@ -2119,6 +2121,23 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 	return rc;
 }
 
+/*
+ * The settle op: a release within LKC_RS_SETTLE_MS at most, so that dropping
+ * a lock whose acquire met a dead server does not wait a second timeout.
+ */
+static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	int64_t timeout_ms = s->cfg.timeout_ms;
+	lkc_err ignored;
+
+	if (timeout_ms > LKC_RS_SETTLE_MS) {
+		s->cfg.timeout_ms = LKC_RS_SETTLE_MS;
+	}
+	lkc_rs_release(store, hold, 0, &ignored);
+	s->cfg.timeout_ms = timeout_ms;
+}
+
 /* Gives our hold, write or read, a new TTL (or none) if it is still ours. */
 static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
@@ -2306,6 +2325,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.abandon = lkc_rs_abandon,
 	.destroy = lkc_rs_destroy,
 	.fence = lkc_rs_fence,
+	.settle = lkc_rs_settle,
 };
 
 /* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */
