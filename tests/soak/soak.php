@@ -696,6 +696,11 @@ final class SoakDriver
             }
         }
         ksort($over);
+        foreach ($this->final as $w => $s) {
+            foreach ($s['slow_waits'] ?? [] as $m) {
+                $this->detail("w$w: a wait that returned false late: $m");
+            }
+        }
         $this->detail('timed waits that returned false, overrun of their timeout: ' . implode(', ', array_map(
             static fn (string $k, array $o): string => sprintf('%s %d waits, longest %.1f ms, %d over 100 ms', $k, $o['n'], $o['max'], $o['over100']),
             array_keys($over), $over)));

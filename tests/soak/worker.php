@@ -66,6 +66,7 @@ final class SoakWorker
             'unexpected_msgs' => [],
             'epoch_ok' => [],
             'overshoot_ms' => [],
+            'slow_waits' => [],
             'force' => 0,
             'force_skipped' => 0,
             'fd_warm' => null,
@@ -396,6 +397,10 @@ final class SoakWorker
             $o['n']++;
             $o['over100'] += $over > 100 ? 1 : 0;
             $this->s['overshoot_ms'][$k] = $o;
+            if ($over > 50) {
+                $this->note('slow_waits', sprintf('%s %s(%s) on %s %s: %.1f ms over', $k, $method, $timeout,
+                    $st->variant, $st->reused ? 'reused' : 'new', $over));
+            }
         }
         $this->count($st->kind, $this->at, $got ? 'true' : 'false');
         return $got;
