@@ -552,6 +552,12 @@ ZEND_METHOD(Lock_Lock, getFencingToken)
 	if (rc == LKC_ERR_UNSUPPORTED) {
 		RETURN_NULL();
 	}
+	if (rc == LKC_EXPIRED || rc == LKC_LOST) {
+		/* Asking found the hold gone (a restored token, a TTL run out): not held, so no token. */
+		lkc_abandon(php_lock_store_of(lock), &lock->hold);
+		php_lock_track(lock);
+		RETURN_NULL();
+	}
 	if (rc != LKC_OK) {
 		php_lock_throw(rc, &err, &lock->hold);
 		RETURN_THROWS();
