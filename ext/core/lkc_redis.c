@@ -1900,15 +1900,16 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
 static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
 {
 	static const char *names[5] = { "MULTI", "SET", "INCR", "EXISTS", "EXEC" };
-	size_t counter_len = 0, handed_len = 0;
-	char *counter = lkc_rs_subkey(req->key, req->key_len, ":f", &counter_len);
-	char *handed = lkc_rs_subkey(req->key, req->key_len, ":h", &handed_len);
+	/* The fencing counter and the hand-off records, in one allocation: this is every single attempt's path. */
+	size_t sub_len = req->key_len + 2;
+	char *keys = malloc(2 * (sub_len + 1));
+	char *counter = keys, *handed = keys != NULL ? keys + sub_len + 1 : NULL;
 	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
 	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
 	size_t set_len[6] = { 3, req->key_len, LKC_TOKEN_LEN, 2, 2, strlen(req->ttl) };
-	size_t incr_len[2] = { 4, counter_len }, exists_len[2] = { 6, handed_len };
+	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len };
 	lkc_rs_cmd cmds[5] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
 		{ 2, exists, exists_len }, { 1, exec, exec_len },
@@ -1918,11 +1919,13 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	lkc_rc rc;
 	int stale = 0;
 
-	if (counter == NULL || handed == NULL) {
-		free(counter);
-		free(handed);
+	if (keys == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
+	memcpy(counter, req->key, req->key_len);
+	memcpy(counter + req->key_len, ":f", 3);
+	memcpy(handed, req->key, req->key_len);
+	memcpy(handed + req->key_len, ":h", 3);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long state;
@@ -1932,16 +1935,14 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 			break;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
-			free(counter);
-			free(handed);
+			free(keys);
 			return rc;
 		}
 		op.recovered = 1;
 		/* The transaction may have run before the connection failed: the keys tell whether we hold the lock. */
 		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, &state, err);
 		if (rc != LKC_OK || state != 0) {
-			free(counter);
-			free(handed);
+			free(keys);
 			if (rc == LKC_OK && state == 1) {
 				/* Ours, with a token we never read: lkc_fence asks for it when it is wanted. */
 				hold->fence = -1;
@@ -1951,8 +1952,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		}
 		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
 	}
-	free(counter);
-	free(handed);
+	free(keys);
 	outcome = replies[4];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
