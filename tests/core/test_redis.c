@@ -1405,6 +1405,8 @@ static void waiters_are_served_in_arrival_order(void)
 	t_take_order(r, P, order, sizeof(order));
 	CHECK(strcmp(order, "012345") == 0);
 	CHECK(t_queue_clean(r, P));
+	/* Each waiter released what was handed to it, which took its hand-off record with it. */
+	CHECK(t_redis_int(r, "EXISTS t:fifo:{res}:h") == 0);
 	CHECK(t_locked(store, "res", 3) == 0);
 	lkc_hold_dispose(&a);
 	lkc_hold_dispose(&n);
