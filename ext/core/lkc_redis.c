@@ -19,7 +19,8 @@
  *                   promotion of its read hold
  *   P{R}:p          the reader whose promotion is pending, while it waits
  *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
- *                   their waiter may not have picked up yet
+ *                   their waiter may not have picked up yet; a record goes
+ *                   when its holder releases, or when the grace has passed
  *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
  *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
  * Scripts get the lock key alone and derive the others from it, which keeps
@@ -33,7 +34,11 @@
  * run a script, which breaks a hold handed to a waiter that died (below). A release is one script
  * run that deletes the key when it holds our token and nobody waits, before
  * it defines anything else. Everything else (read holds, promotion, demotion,
- * waiting) is one run of the acquire script per step.
+ * waiting) is one run of the acquire script per step. Under contention the
+ * server's time goes into two steps, the hand-off of a write hold and a
+ * writer joining the queue; both scripts begin with a short way for the
+ * common case of each, which ends as the general way would, in about half
+ * its calls, and leaves everything else to it.
  *
  * Fencing: every exclusive take (a first acquisition, a hand-off, a promotion)
  * INCRs P{R}:f in the same transaction or script; a waiter handed the lock
