@@ -585,61 +585,13 @@ static const char lkc_rs_acquire_lua[] =
  * new end rather than its old bound.
  */
 static const char lkc_rs_release_lua[] =
+	/* Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define. */
 	"local lock, me, delay = KEYS[1], ARGV[1], ARGV[2]\n"
 	"local v = redis.call('GET', lock)\n"
-	/*
-	 * Our write hold, given up now, fair: the common cases first, before
-	 * anything is defined. Nobody waits: the key goes (and our hand-off
-	 * record, if the hold came to us that way). A live writer heads the
-	 * queue, no reader, promotion or cooldown is anywhere, and another waiter
-	 * watches: it gets the hold as settle() would give it, in half the calls.
-	 * Anything else takes the general way below, which does the same and more.
-	 */
-	"if delay == '0' and v == me and ARGV[3] == '1' then\n"
-	"\tlocal q, qd, hd = lock .. ':q', lock .. ':qd', lock .. ':h'\n"
-	"\tlocal h = redis.call('LINDEX', q, 0)\n"
-	"\tif not h then\n"
-	"\t\tredis.call('DEL', lock)\n"
-	"\t\tredis.call('ZREM', hd, me)\n"
-	"\t\treturn 1\n"
-	"\tend\n"
-	"\tlocal d, ttl, m = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*):(w)$')\n"
-	"\tlocal w = m and redis.call('GET', lock .. ':ws')\n"
-	"\tif w and w ~= h and redis.call('EXISTS', lock .. ':r', lock .. ':p') == 0 then\n"
-	"\t\tlocal t = redis.call('TIME')\n"
-	"\t\tlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"\t\tif tonumber(d) >= now then\n"
-	"\t\t\tredis.call('LPOP', q)\n"
-	"\t\t\tredis.call('HDEL', qd, h)\n"
-	"\t\t\tif ttl == '' then\n"
-	"\t\t\t\tredis.call('SET', lock, h)\n"
-	"\t\t\telse\n"
-	"\t\t\t\tredis.call('SET', lock, h, 'PX', ttl)\n"
-	"\t\t\tend\n"
-	/* bump(), spelled out: a new counter jumps to the clock in microseconds. */
-	"\t\t\tlocal fk = lock .. ':f'\n"
-	"\t\t\tlocal f = redis.call('INCR', fk)\n"
-	"\t\t\tif f < 1e12 then\n"
-	"\t\t\t\tlocal us = tonumber(t[1]) * 1000000 + tonumber(t[2])\n"
-	"\t\t\t\tif us > f then\n"
-	"\t\t\t\t\tf = us\n"
-	"\t\t\t\t\tredis.call('SET', fk, string.format('%.0f', f))\n"
-	"\t\t\t\tend\n"
-	"\t\t\tend\n"
-	"\t\t\tlocal wk = lock .. ':w:' .. h\n"
-	"\t\t\tredis.call('RPUSH', wk, string.format('y%.0f', f))\n"
-	"\t\t\tredis.call('PEXPIRE', wk, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
-	"\t\t\tredis.call('ZREM', hd, me)\n"
-	"\t\t\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n"
-	"\t\t\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
-	"\t\t\treturn 1\n"
-	"\t\tend\n"
-	"\tend\n"
-	"end\n"
-	/* Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define. */
 	"if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', lock .. ':q') == 0 then\n"
 	"\tif v == me then\n"
 	"\t\tredis.call('DEL', lock)\n"
+	"\t\tredis.call('ZREM', lock .. ':h', me)\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	/* The last reader leaves: the lock key and the readers' set go together. */
@@ -654,6 +606,30 @@ static const char lkc_rs_release_lua[] =
 	"\tend\n"
 	"end\n"
 	LKC_RS_LUA_CORE
+	/*
+	 * Our write hold, given up now, fair, while others wait: a live writer
+	 * heads the queue, no reader or cooldown is anywhere, and another waiter
+	 * watches. The head gets the hold as settle() would give it, in half the
+	 * calls and before the queue's functions are defined; anything else
+	 * takes the general way below.
+	 */
+	"if delay == '0' and v == me and ARGV[3] == '1' then\n"
+	"\tlocal qd, hd, h = lock .. ':qd', lock .. ':h', redis.call('LINDEX', q, 0)\n"
+	"\tlocal d, ttl, m = string.match(h and redis.call('HGET', qd, h) or '', '^(%d+):(%d*):(w)$')\n"
+	"\tlocal w = m and redis.call('GET', lock .. ':ws')\n"
+	"\tif w and w ~= h and redis.call('EXISTS', rd, lock .. ':p') == 0 and tonumber(d) >= now_ms() then\n"
+	"\t\tredis.call('LPOP', q)\n"
+	"\t\tredis.call('HDEL', qd, h)\n"
+	"\t\tset_lock(h, ttl)\n"
+	"\t\tlocal wk = lock .. ':w:' .. h\n"
+	"\t\tredis.call('RPUSH', wk, string.format('y%.0f', bump()))\n"
+	"\t\tredis.call('PEXPIRE', wk, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\tredis.call('ZREM', hd, me)\n"
+	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
+	"\t\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\treturn 1\n"
+	"\tend\n"
+	"end\n"
 	LKC_RS_LUA_QUEUE
 	"local fair, now = ARGV[3], now_ms()\n"
 	/* Whoever releases picked up what was handed to it: its hand-off record goes. */

@@ -565,6 +565,18 @@ final class SoakDriver
         return $n;
     }
 
+    /** The per-key counts under $key, added up over every worker's final state. */
+    private function sumMapsOver(string $key): array
+    {
+        $sum = [];
+        foreach ($this->final as $s) {
+            foreach ($s[$key] ?? [] as $k => $n) {
+                $sum[$k] = ($sum[$k] ?? 0) + $n;
+            }
+        }
+        return $sum;
+    }
+
     private function checkLostUpdates(): void
     {
         $total = 0;
@@ -609,12 +621,7 @@ final class SoakDriver
             $this->detail($line);
         }
         $skipped = $this->sumOver('skipped_restart');
-        $lostHolds = [];
-        foreach ($this->final as $s) {
-            foreach ($s['verify_lost'] ?? [] as $k => $n) {
-                $lostHolds[$k] = ($lostHolds[$k] ?? 0) + $n;
-            }
-        }
+        $lostHolds = $this->sumMapsOver('verify_lost');
         ksort($lostHolds);
         $this->detail('holds not counted: found broken at the gate ' . json_encode($lostHolds)
             . ", skipped while a restart was pending $skipped; forceRelease " . $this->sumOver('force')
@@ -623,12 +630,9 @@ final class SoakDriver
 
     private function checkExclusion(): void
     {
-        $viol = [];
+        $viol = $this->sumMapsOver('viol');
         $msgs = [];
         foreach ($this->final as $s) {
-            foreach ($s['viol'] ?? [] as $k => $n) {
-                $viol[$k] = ($viol[$k] ?? 0) + $n;
-            }
             array_push($msgs, ...($s['viol_msgs'] ?? []));
         }
         $n = array_sum($viol);
@@ -644,12 +648,9 @@ final class SoakDriver
 
     private function checkFencing(): void
     {
-        $f = ['checked' => 0, 'bad' => 0, 'cross_checked' => 0, 'cross_back' => 0, 'wrong_type' => 0];
+        $f = $this->sumMapsOver('fence') + ['checked' => 0, 'bad' => 0, 'cross_checked' => 0, 'cross_back' => 0, 'wrong_type' => 0];
         $msgs = [];
         foreach ($this->final as $s) {
-            foreach ($s['fence'] ?? [] as $k => $n) {
-                $f[$k] += $n;
-            }
             array_push($msgs, ...($s['fence_msgs'] ?? []));
         }
         $bad = $f['bad'] + $f['wrong_type'];
@@ -668,12 +669,7 @@ final class SoakDriver
             array_push($msgs, ...($s['unexpected_msgs'] ?? []));
         }
         $n = $this->sumOver('unexpected');
-        $calls = [];
-        foreach ($this->final as $s) {
-            foreach ($s['calls'] ?? [] as $k => $c) {
-                $calls[$k] = ($calls[$k] ?? 0) + $c;
-            }
-        }
+        $calls = $this->sumMapsOver('calls');
         ksort($calls);
         $total = array_sum($calls);
         $this->result($n === 0, "unexpected exceptions or warnings $n ($total calls, " . $this->sumOver('ops') . ' steps)');
