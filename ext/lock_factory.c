@@ -60,6 +60,10 @@ static HashTable *php_lock_factory_get_gc(zend_object *obj, zval **table, int *n
 /* Binds a new factory to store; false when it threw. */
 static bool php_lock_factory_bind(php_lock_factory_obj *factory, zend_object *store, double ttl, bool ttl_null, uint32_t arg_num)
 {
+	if (php_lock_store_from_obj(store)->store == NULL) {
+		zend_argument_type_error(1, "must be an initialized store");
+		return false;
+	}
 	if (!php_lock_ttl_arg(ttl, ttl_null, arg_num, &factory->default_ttl_ms)) {
 		return false;
 	}
@@ -115,12 +119,40 @@ ZEND_METHOD(Lock_Factory, fromDsn)
 }
 
 /*
- * Makes the lock of createLock() and restoreLock() in return_value; ttl_arg is
- * the TTL's argument number, and the factory's default applies when fewer
- * arguments came. owner, when not NULL, is the hold to adopt. False when it threw.
+ * Reads a TTL argument of type float|false|null: false is the factory's default
+ * TTL, null no expiry. False when it threw.
  */
-static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value, uint32_t num_args,
-	zend_string *resource, zend_string *owner, uint32_t ttl_arg, double ttl, bool ttl_null, bool auto_release)
+static bool php_lock_factory_ttl_arg(const php_lock_factory_obj *factory, zval *ttl, uint32_t arg_num, int64_t *ttl_ms)
+{
+	double seconds;
+
+	if (ttl == NULL || Z_TYPE_P(ttl) == IS_FALSE) {
+		*ttl_ms = factory->default_ttl_ms;
+		return true;
+	}
+	if (Z_TYPE_P(ttl) == IS_NULL) {
+		*ttl_ms = LKC_TTL_NONE;
+		return true;
+	}
+	if (Z_TYPE_P(ttl) == IS_DOUBLE) {
+		seconds = Z_DVAL_P(ttl);
+	} else if (Z_TYPE_P(ttl) == IS_TRUE || !zend_parse_arg_double_slow(ttl, &seconds, arg_num)) {
+		/* The slow parser keeps PHP's own coercion rules, strict_types included. */
+		if (!EG(exception)) {
+			zend_argument_type_error(arg_num, "must be of type float|false|null, %s given", zend_zval_type_name(ttl));
+		}
+		return false;
+	}
+	return php_lock_seconds_to_ms(seconds, arg_num, false, ttl_ms);
+}
+
+/*
+ * Makes the lock of createLock() and restoreLock() in return_value; ttl is the
+ * TTL argument (NULL when not passed) and ttl_arg its number. owner, when not
+ * NULL, is the hold to adopt. False when it threw.
+ */
+static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value,
+	zend_string *resource, zend_string *owner, uint32_t ttl_arg, zval *ttl, bool auto_release)
 {
 	php_lock_obj *lock;
 	int64_t ttl_ms;
@@ -129,17 +161,12 @@ static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_va
 		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
 		return false;
 	}
-	if (!php_lock_resource_arg(resource, 1)) {
-		return false;
-	}
-	if (num_args < ttl_arg) {
-		ttl_ms = factory->default_ttl_ms;
-	} else if (!php_lock_ttl_arg(ttl, ttl_null, ttl_arg, &ttl_ms)) {
+	if (!php_lock_resource_arg(resource, 1) || !php_lock_factory_ttl_arg(factory, ttl, ttl_arg, &ttl_ms)) {
 		return false;
 	}
 	object_init_ex(return_value, php_lock_ce_lock);
 	lock = php_lock_from_obj(Z_OBJ_P(return_value));
-	if (!php_lock_init(lock, resource, factory->store, ttl_ms, auto_release)
+	if (!php_lock_init(lock, resource, php_lock_store_from_obj(factory->store)->store, ttl_ms, auto_release)
 		|| (owner != NULL && !php_lock_restore(lock, owner, 2))) {
 		zval_ptr_dtor(return_value);
 		ZVAL_UNDEF(return_value);
@@ -151,18 +178,17 @@ static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_va
 ZEND_METHOD(Lock_Factory, createLock)
 {
 	zend_string *resource;
-	double ttl = 0;
-	bool ttl_null = false;
+	zval *ttl = NULL;
 	bool auto_release = true;
 
 	ZEND_PARSE_PARAMETERS_START(1, 3)
 		Z_PARAM_STR(resource)
 		Z_PARAM_OPTIONAL
-		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
+		Z_PARAM_ZVAL(ttl)
 		Z_PARAM_BOOL(auto_release)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, ZEND_NUM_ARGS(), resource, NULL, 2, ttl, ttl_null, auto_release)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, NULL, 2, ttl, auto_release)) {
 		RETURN_THROWS();
 	}
 }
@@ -170,19 +196,18 @@ ZEND_METHOD(Lock_Factory, createLock)
 ZEND_METHOD(Lock_Factory, restoreLock)
 {
 	zend_string *resource, *owner;
-	double ttl = 0;
-	bool ttl_null = false;
+	zval *ttl = NULL;
 	bool auto_release = false;
 
 	ZEND_PARSE_PARAMETERS_START(2, 4)
 		Z_PARAM_STR(resource)
 		Z_PARAM_STR(owner)
 		Z_PARAM_OPTIONAL
-		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
+		Z_PARAM_ZVAL(ttl)
 		Z_PARAM_BOOL(auto_release)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, ZEND_NUM_ARGS(), resource, owner, 3, ttl, ttl_null, auto_release)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, owner, 3, ttl, auto_release)) {
 		RETURN_THROWS();
 	}
 }

@@ -16,7 +16,7 @@ static zend_object_handlers php_lock_handlers;
 
 static lkc_store *php_lock_store_of(const php_lock_obj *lock)
 {
-	return php_lock_store_from_obj(lock->store)->store;
+	return lock->store;
 }
 
 static bool php_lock_expires(const php_lock_obj *lock)
@@ -115,7 +115,7 @@ static void php_lock_free(zend_object *obj)
 	if (lock->ready) {
 		php_lock_drop(lock, php_lock_releases_on_drop(lock));
 		lkc_hold_dispose(&lock->hold);
-		OBJ_RELEASE(lock->store);
+		lkc_store_release(lock->store);
 	}
 	zend_object_std_dtor(&lock->std);
 }
@@ -129,7 +129,7 @@ bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_m
 	return php_lock_seconds_to_ms(ttl, arg_num, false, ttl_ms);
 }
 
-bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store,
+bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	int64_t ttl_ms, bool auto_release)
 {
 	lkc_err err;
@@ -139,7 +139,7 @@ bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	GC_ADDREF(store);
+	lkc_store_retain(store);
 	lock->store = store;
 	lock->ttl_ms = ttl_ms;
 	lock->auto_release = auto_release;
@@ -195,7 +195,7 @@ ZEND_METHOD(Lock_Lock, __construct)
 		zend_argument_type_error(2, "must be an initialized store");
 		RETURN_THROWS();
 	}
-	if (!php_lock_init(lock, resource, store, ttl_ms, auto_release)) {
+	if (!php_lock_init(lock, resource, php_lock_store_from_obj(store)->store, ttl_ms, auto_release)) {
 		RETURN_THROWS();
 	}
 }
@@ -285,20 +285,32 @@ ZEND_METHOD(Lock_Lock, acquireRead)
 	php_lock_acquire_method(INTERNAL_FUNCTION_PARAM_PASSTHRU, LKC_MODE_SHARED);
 }
 
-/* Releases after run()'s callback; an exception already in flight stays the primary one. */
-static void php_lock_release_after_run(php_lock_obj *lock)
+/*
+ * Gives back, after run()'s callback, what run() took: a hold it took is released,
+ * a read hold it promoted is demoted again. When the callback threw, its exception
+ * stays the one thrown: a failure here then only clears the hold locally.
+ */
+static void php_lock_after_run(php_lock_obj *lock, lkc_mode before)
 {
 	lkc_store *store = php_lock_store_of(lock);
+	bool threw = EG(exception) != NULL;
 	lkc_err err;
 	lkc_rc rc;
 
-	if (lock->hold.mode == LKC_MODE_NONE) {
+	if (lock->hold.mode == LKC_MODE_NONE || lock->hold.mode == before || lkc_hold_foreign(&lock->hold)) {
 		return;
 	}
 	lkc_err_clear(&err);
-	rc = lkc_release(store, &lock->hold, 0, &err);
+	if (before == LKC_MODE_SHARED) {
+		rc = lkc_acquire(store, &lock->hold, LKC_MODE_SHARED, lock->ttl_ms, 0, &err);
+	} else {
+		rc = lkc_release(store, &lock->hold, 0, &err);
+	}
+	if (rc != LKC_OK && threw) {
+		lkc_abandon(store, &lock->hold);
+	}
 	php_lock_track(lock);
-	if (rc != LKC_OK) {
+	if (rc != LKC_OK && !threw) {
 		php_lock_throw(rc, &err, &lock->hold);
 	}
 }
@@ -313,6 +325,7 @@ ZEND_METHOD(Lock_Lock, run)
 	int64_t wait_ms;
 	zval arg;
 	bool bailed = false;
+	lkc_mode before;
 
 	ZEND_PARSE_PARAMETERS_START(1, 2)
 		Z_PARAM_FUNC(fci, fcc)
@@ -323,6 +336,8 @@ ZEND_METHOD(Lock_Lock, run)
 	if (!php_lock_ready(lock) || !php_lock_wait_arg(true, timeout, timeout_null, 2, &wait_ms)) {
 		RETURN_THROWS();
 	}
+	/* run() gives back only what it takes: a hold it finds stays as it was. */
+	before = lkc_hold_foreign(&lock->hold) ? LKC_MODE_NONE : lock->hold.mode;
 	if (!php_lock_take(lock, LKC_MODE_EXCLUSIVE, wait_ms)) {
 		if (!EG(exception)) {
 			lkc_err err;
@@ -347,10 +362,12 @@ ZEND_METHOD(Lock_Lock, run)
 		bailed = true;
 	} zend_end_try();
 	if (bailed) {
-		php_lock_drop(lock, true);
+		if (before == LKC_MODE_NONE) {
+			php_lock_drop(lock, true);
+		}
 		zend_bailout();
 	}
-	php_lock_release_after_run(lock);
+	php_lock_after_run(lock, before);
 	if (EG(exception)) {
 		zval_ptr_dtor(return_value);
 		ZVAL_UNDEF(return_value);

@@ -35,7 +35,8 @@ static void php_lock_store_free(zend_object *object)
 	php_lock_store_obj *obj = php_lock_store_from_obj(object);
 
 	if (obj->store) {
-		obj->store->ops->destroy(obj->store);
+		/* Lock objects may still use the core store: the last of them destroys it. */
+		lkc_store_release(obj->store);
 		obj->store = NULL;
 	}
 	zend_object_std_dtor(&obj->std);

@@ -13,7 +13,11 @@ extern zend_module_entry lock_module_entry;
 /* A Lock\Lock object. */
 typedef struct php_lock_obj {
 	lkc_hold hold;
-	zend_object *store;          /* the Lock\Store object, referenced */
+	/*
+	 * The core store, retained: at request end the engine may free the Lock\Store
+	 * object first, and a lock must still be able to drop its hold.
+	 */
+	lkc_store *store;
 	int64_t ttl_ms;              /* LKC_TTL_NONE for no expiry */
 	bool auto_release;
 	bool ready;                  /* the constructor ran */
@@ -77,7 +81,7 @@ void php_lock_setup_store_classes(void);
 /* Creates a store object from a DSN ("flock:", "semaphore:", "redis://..."); false when it threw. */
 bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_num);
 /* Initialises a new Lock\Lock object; false when it threw. */
-bool php_lock_init(php_lock_obj *lock, zend_string *resource, zend_object *store,
+bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	int64_t ttl_ms, bool auto_release);
 /* Checks a resource argument: 1 byte to 64 KiB; false when it threw. */
 bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num);

@@ -78,11 +78,11 @@ namespace Lock {
 
         public static function fromDsn(#[\SensitiveParameter] string $dsn): Factory {}
 
-        /** @param float|null $ttl defaults to the factory's default TTL */
-        public function createLock(string $resource, ?float $ttl = UNKNOWN, bool $autoRelease = true): Lock {}
+        /** $ttl false: the factory's default TTL; null: no expiry */
+        public function createLock(string $resource, float|null|false $ttl = false, bool $autoRelease = true): Lock {}
 
-        /** @param float|null $ttl defaults to the factory's default TTL */
-        public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, ?float $ttl = UNKNOWN, bool $autoRelease = false): Lock {}
+        /** $ttl false: the factory's default TTL; null: no expiry */
+        public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, float|null|false $ttl = false, bool $autoRelease = false): Lock {}
 
         public function getStore(): Store {}
     }

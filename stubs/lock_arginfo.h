@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: aa6538b2853a45697277560684802afebf3c5f96 */
+ * Stub hash: 89925ba2170d9d2d3723307607e9e08bc8a7c0ff */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_isLocked, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
@@ -65,14 +65,14 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_createLock, 0, 1, Lock\\Lock, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO(0, ttl, IS_DOUBLE, 1)
+	ZEND_ARG_TYPE_MASK(0, ttl, MAY_BE_DOUBLE|MAY_BE_NULL|MAY_BE_FALSE, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_restoreLock, 0, 2, Lock\\Lock, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO(0, owner, IS_STRING, 0)
-	ZEND_ARG_TYPE_INFO(0, ttl, IS_DOUBLE, 1)
+	ZEND_ARG_TYPE_MASK(0, ttl, MAY_BE_DOUBLE|MAY_BE_NULL|MAY_BE_FALSE, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "false")
 ZEND_END_ARG_INFO()
 

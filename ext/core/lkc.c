@@ -376,6 +376,20 @@ lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *
 	return LKC_OK;
 }
 
+void lkc_store_retain(lkc_store *store)
+{
+	store->refs++;
+}
+
+void lkc_store_release(lkc_store *store)
+{
+	if (store->refs > 0) {
+		store->refs--;
+		return;
+	}
+	store->ops->destroy(store);
+}
+
 void lkc_abandon(lkc_store *store, lkc_hold *hold)
 {
 	if (hold->mode != LKC_MODE_NONE || hold->fd >= 0) {

@@ -164,7 +164,13 @@ typedef struct lkc_store_ops {
 /* Every store starts with this. */
 struct lkc_store {
 	const lkc_store_ops *ops;
+	unsigned refs;           /* references beyond the opener's (lkc_store_retain) */
 };
+
+/* Keeps store alive for one more user, whatever order the users let go in. */
+void lkc_store_retain(lkc_store *store);
+/* Lets go of one reference; the last one destroys the store. */
+void lkc_store_release(lkc_store *store);
 
 /*
  * The lock layer over a store: validates state, records pid and expiry, and
