@@ -1,4 +1,4 @@
-/* The lock module: registration, INI, phpinfo, request shutdown and the exception mapping. */
+/* The lock module: registration, INI, phpinfo and request shutdown. */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -9,7 +9,6 @@
 #include "ext/standard/info.h"
 #include "zend_exceptions.h"
 #include "zend_interfaces.h"
-#include "zend_smart_str.h"
 #include "zend_attributes.h"
 #include "ext/spl/spl_exceptions.h"
 
@@ -17,11 +16,6 @@
 
 ZEND_DECLARE_MODULE_GLOBALS(lock)
 
-zend_class_entry *php_lock_ce_lock_exception;
-zend_class_entry *php_lock_ce_timeout_exception;
-zend_class_entry *php_lock_ce_expired_exception;
-zend_class_entry *php_lock_ce_lost_exception;
-zend_class_entry *php_lock_ce_storage_exception;
 zend_class_entry *php_lock_ce_store;
 
 /* Rejects a positive, finite INI duration. */
@@ -70,109 +64,6 @@ static int php_lock_store_implemented(zend_class_entry *iface, zend_class_entry 
 			ZSTR_VAL(ce->name), ZSTR_VAL(iface->name));
 	}
 	return SUCCESS;
-}
-
-/* Appends a resource name for a message: printable, escaped, cut at 64 bytes. */
-static void php_lock_describe(smart_str *out, const lkc_hold *hold)
-{
-	size_t shown = MIN(hold->resource_len, 64);
-
-	smart_str_appendc(out, '"');
-	for (size_t i = 0; i < shown; i++) {
-		unsigned char c = (unsigned char) hold->resource[i];
-		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-			smart_str_appendc(out, (char) c);
-		} else {
-			smart_str_append_printf(out, "\\x%02x", c);
-		}
-	}
-	if (shown < hold->resource_len) {
-		smart_str_appends(out, "...");
-	}
-	smart_str_appendc(out, '"');
-}
-
-void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold)
-{
-	zend_class_entry *ce;
-	smart_str msg = {0};
-
-	switch (rc) {
-		case LKC_BUSY:
-		case LKC_INTERRUPTED:
-			ce = php_lock_ce_timeout_exception;
-			break;
-		case LKC_EXPIRED:
-			ce = php_lock_ce_expired_exception;
-			break;
-		case LKC_LOST:
-			ce = php_lock_ce_lost_exception;
-			break;
-		case LKC_ERR_IO:
-		case LKC_ERR_PROTOCOL:
-		case LKC_ERR_REFUSED:
-		case LKC_ERR_PERM:
-		case LKC_ERR_SYSTEM:
-			ce = php_lock_ce_storage_exception;
-			break;
-		case LKC_ERR_INVALID:
-			zend_value_error("%s", err->msg);
-			return;
-		default:
-			ce = php_lock_ce_lock_exception;
-			break;
-	}
-	if (hold != NULL) {
-		smart_str_appends(&msg, "Lock ");
-		php_lock_describe(&msg, hold);
-		smart_str_appends(&msg, ": ");
-	}
-	switch (rc) {
-		case LKC_EXPIRED:
-			smart_str_appends(&msg, "the hold expired (its TTL ran out) and nobody holds the resource");
-			break;
-		case LKC_LOST:
-			smart_str_appends(&msg, "the hold was lost: somebody else holds the resource now");
-			break;
-		default:
-			smart_str_appends(&msg, err->msg[0] ? err->msg : lkc_rc_name(rc));
-			break;
-	}
-	smart_str_0(&msg);
-	zend_throw_exception(ce, ZSTR_VAL(msg.s), 0);
-	smart_str_free(&msg);
-}
-
-bool php_lock_seconds_to_ms(double seconds, uint32_t arg_num, bool zero_ok, int64_t *ms)
-{
-	return php_lock_duration_to_ms(seconds, arg_num, NULL, zero_ok, ms);
-}
-
-bool php_lock_duration_to_ms(double seconds, uint32_t arg_num, const char *what, bool zero_ok, int64_t *ms)
-{
-	const char *sep = what ? " " : "";
-	double scaled;
-
-	if (what == NULL) {
-		what = "";
-	}
-	if (zend_isnan(seconds) || !zend_finite(seconds)) {
-		zend_argument_value_error(arg_num, "%s%smust be a finite number", what, sep);
-		return false;
-	}
-	if (seconds < 0 || (!zero_ok && seconds == 0)) {
-		zend_argument_value_error(arg_num, "%s%smust be greater than %s0", what, sep, zero_ok ? "or equal to " : "");
-		return false;
-	}
-	/* About 31 years: far beyond any sane hold, far below any overflow. */
-	if (seconds > 1e9) {
-		zend_argument_value_error(arg_num, "%s%smust be at most 1000000000 seconds", what, sep);
-		return false;
-	}
-	/* Round up, so that a tiny positive duration is never zero milliseconds. */
-	scaled = ceil(seconds * 1000.0);
-	*ms = (int64_t) scaled;
-	return true;
 }
 
 static PHP_GINIT_FUNCTION(lock)

@@ -120,15 +120,6 @@ static void php_lock_free(zend_object *obj)
 	zend_object_std_dtor(&lock->std);
 }
 
-bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms)
-{
-	if (is_null) {
-		*ttl_ms = LKC_TTL_NONE;
-		return true;
-	}
-	return php_lock_seconds_to_ms(ttl, arg_num, false, ttl_ms);
-}
-
 bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	int64_t ttl_ms, bool auto_release)
 {
@@ -144,15 +135,6 @@ bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	lock->ttl_ms = ttl_ms;
 	lock->auto_release = auto_release;
 	lock->ready = true;
-	return true;
-}
-
-bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num)
-{
-	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {
-		zend_argument_value_error(arg_num, "must be between 1 and %d bytes long", LKC_RESOURCE_MAX);
-		return false;
-	}
 	return true;
 }
 

@@ -65,13 +65,16 @@ extern zend_class_entry *php_lock_ce_flock_store;
 extern zend_class_entry *php_lock_ce_semaphore_store;
 extern zend_class_entry *php_lock_ce_redis_store;
 
-/* The one place where core result codes become PHP exceptions. */
+/* lock_util.c, below every class: the one place where core result codes become PHP exceptions. */
 void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold);
-
 /* Validates a duration argument (TTL, timeout, delay): finite and > 0 (or >= 0 when zero_ok). */
 bool php_lock_seconds_to_ms(double seconds, uint32_t arg_num, bool zero_ok, int64_t *ms);
 /* As php_lock_seconds_to_ms, with the message naming what (an option) inside the argument. */
 bool php_lock_duration_to_ms(double seconds, uint32_t arg_num, const char *what, bool zero_ok, int64_t *ms);
+/* Validates a TTL argument (null: no expiry); false when it threw. */
+bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms);
+/* Checks a resource argument: 1 byte to 64 KiB; false when it threw. */
+bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num);
 
 /* Set up handlers of the classes registered in MINIT. */
 void php_lock_setup_lock_class(void);
@@ -83,13 +86,8 @@ bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_
 /* Initialises a new Lock\Lock object; false when it threw. */
 bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	int64_t ttl_ms, bool auto_release);
-/* Checks a resource argument: 1 byte to 64 KiB; false when it threw. */
-bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num);
 /* Makes a new lock stand for the hold of owner taken elsewhere; false when it threw. */
 bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num);
-/* Validates a TTL argument (null: no expiry); false when it threw. */
-bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_ms);
-
 /* Releases, silently, every hold the request still has (request end, fatal error included). */
 void php_lock_release_all(void);
 
