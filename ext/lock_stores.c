@@ -550,6 +550,43 @@ static void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
 	}
 }
 
+/* supports() of every store: whether the store has a capability (Lock\\Store::EXPIRING, ...). */
+static void php_lock_store_supports(INTERNAL_FUNCTION_PARAMETERS)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	const unsigned known = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND;
+	zend_long capability;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(capability)
+	ZEND_PARSE_PARAMETERS_END();
+
+	/* One capability at a time: a mask of several would leave "all or any" to guesswork. */
+	if (capability <= 0 || (capability & (capability - 1)) != 0 || ((zend_ulong) capability & ~(zend_ulong) known) != 0) {
+		zend_argument_value_error(1, "must be one of the Lock\\Store::EXPIRING, SHARED, FENCING or PROCESS_BOUND constants");
+		RETURN_THROWS();
+	}
+	if (!php_lock_store_ready(obj)) {
+		RETURN_THROWS();
+	}
+	RETURN_BOOL((obj->store->ops->caps & (unsigned) capability) != 0);
+}
+
+ZEND_METHOD(Lock_Store_FlockStore, supports)
+{
+	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_SemaphoreStore, supports)
+{
+	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_RedisStore, supports)
+{
+	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
 ZEND_METHOD(Lock_Store_FlockStore, isLocked)
 {
 	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);

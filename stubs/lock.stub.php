@@ -30,6 +30,36 @@ namespace Lock {
 
     interface Store
     {
+        /**
+         * Holds have a TTL.
+         * @var int
+         * @cvalue LKC_CAP_EXPIRY
+         */
+        public const EXPIRING = UNKNOWN;
+
+        /**
+         * Read holds: any number of readers, no writer.
+         * @var int
+         * @cvalue LKC_CAP_SHARED
+         */
+        public const SHARED = UNKNOWN;
+
+        /**
+         * Fencing tokens.
+         * @var int
+         * @cvalue LKC_CAP_FENCING
+         */
+        public const FENCING = UNKNOWN;
+
+        /**
+         * The OS frees a hold when its process dies; holds are restored within the process only.
+         * @var int
+         * @cvalue LKC_CAP_PROCESS_BOUND
+         */
+        public const PROCESS_BOUND = UNKNOWN;
+
+        public function supports(int $capability): bool;
+
         public function isLocked(string $resource): bool;
 
         public function forceRelease(string $resource): void;
@@ -97,6 +127,8 @@ namespace Lock\Store {
     {
         public function __construct(?string $directory = null, array $options = []) {}
 
+        public function supports(int $capability): bool {}
+
         public function isLocked(string $resource): bool {}
 
         public function forceRelease(string $resource): void {}
@@ -110,6 +142,8 @@ namespace Lock\Store {
     {
         public function __construct(array $options = []) {}
 
+        public function supports(int $capability): bool {}
+
         public function isLocked(string $resource): bool {}
 
         public function forceRelease(string $resource): void {}
@@ -122,6 +156,8 @@ namespace Lock\Store {
     final class RedisStore implements \Lock\Store
     {
         public function __construct(#[\SensitiveParameter] string $dsn = 'redis://127.0.0.1:6379', #[\SensitiveParameter] array $options = []) {}
+
+        public function supports(int $capability): bool {}
 
         public function isLocked(string $resource): bool {}
 

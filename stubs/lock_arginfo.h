@@ -1,5 +1,9 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 89925ba2170d9d2d3723307607e9e08bc8a7c0ff */
+ * Stub hash: 96bcda37ba7df4b106e4fb4f9005b6a875d3d3fc */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_supports, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, capability, IS_LONG, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_isLocked, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
@@ -84,6 +88,8 @@ ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_FlockStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
 
+#define arginfo_class_Lock_Store_FlockStore_supports arginfo_class_Lock_Store_supports
+
 #define arginfo_class_Lock_Store_FlockStore_isLocked arginfo_class_Lock_Store_isLocked
 
 #define arginfo_class_Lock_Store_FlockStore_forceRelease arginfo_class_Lock_Store_forceRelease
@@ -91,6 +97,8 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_SemaphoreStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_SemaphoreStore_supports arginfo_class_Lock_Store_supports
 
 #define arginfo_class_Lock_Store_SemaphoreStore_isLocked arginfo_class_Lock_Store_isLocked
 
@@ -100,6 +108,8 @@ ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_RedisStore_supports arginfo_class_Lock_Store_supports
 
 #define arginfo_class_Lock_Store_RedisStore_isLocked arginfo_class_Lock_Store_isLocked
 
@@ -125,12 +135,15 @@ ZEND_METHOD(Lock_Factory, createLock);
 ZEND_METHOD(Lock_Factory, restoreLock);
 ZEND_METHOD(Lock_Factory, getStore);
 ZEND_METHOD(Lock_Store_FlockStore, __construct);
+ZEND_METHOD(Lock_Store_FlockStore, supports);
 ZEND_METHOD(Lock_Store_FlockStore, isLocked);
 ZEND_METHOD(Lock_Store_FlockStore, forceRelease);
 ZEND_METHOD(Lock_Store_SemaphoreStore, __construct);
+ZEND_METHOD(Lock_Store_SemaphoreStore, supports);
 ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked);
 ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease);
 ZEND_METHOD(Lock_Store_RedisStore, __construct);
+ZEND_METHOD(Lock_Store_RedisStore, supports);
 ZEND_METHOD(Lock_Store_RedisStore, isLocked);
 ZEND_METHOD(Lock_Store_RedisStore, forceRelease);
 
@@ -161,6 +174,7 @@ static const zend_function_entry class_Lock_StorageException_methods[] = {
 
 
 static const zend_function_entry class_Lock_Store_methods[] = {
+	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, supports, arginfo_class_Lock_Store_supports, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, isLocked, arginfo_class_Lock_Store_isLocked, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, forceRelease, arginfo_class_Lock_Store_forceRelease, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_FE_END
@@ -197,6 +211,7 @@ static const zend_function_entry class_Lock_Factory_methods[] = {
 
 static const zend_function_entry class_Lock_Store_FlockStore_methods[] = {
 	ZEND_ME(Lock_Store_FlockStore, __construct, arginfo_class_Lock_Store_FlockStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_FlockStore, supports, arginfo_class_Lock_Store_FlockStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, isLocked, arginfo_class_Lock_Store_FlockStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, forceRelease, arginfo_class_Lock_Store_FlockStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
@@ -205,6 +220,7 @@ static const zend_function_entry class_Lock_Store_FlockStore_methods[] = {
 
 static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
 	ZEND_ME(Lock_Store_SemaphoreStore, __construct, arginfo_class_Lock_Store_SemaphoreStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_SemaphoreStore, supports, arginfo_class_Lock_Store_SemaphoreStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, isLocked, arginfo_class_Lock_Store_SemaphoreStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, forceRelease, arginfo_class_Lock_Store_SemaphoreStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
@@ -213,6 +229,7 @@ static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
 
 static const zend_function_entry class_Lock_Store_RedisStore_methods[] = {
 	ZEND_ME(Lock_Store_RedisStore, __construct, arginfo_class_Lock_Store_RedisStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_RedisStore, supports, arginfo_class_Lock_Store_RedisStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, isLocked, arginfo_class_Lock_Store_RedisStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, forceRelease, arginfo_class_Lock_Store_RedisStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
@@ -279,6 +296,30 @@ static zend_class_entry *register_class_Lock_Store(void)
 
 	INIT_NS_CLASS_ENTRY(ce, "Lock", "Store", class_Lock_Store_methods);
 	class_entry = zend_register_internal_interface(&ce);
+
+	zval const_EXPIRING_value;
+	ZVAL_LONG(&const_EXPIRING_value, LKC_CAP_EXPIRY);
+	zend_string *const_EXPIRING_name = zend_string_init_interned("EXPIRING", sizeof("EXPIRING") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_EXPIRING_name, &const_EXPIRING_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_EXPIRING_name);
+
+	zval const_SHARED_value;
+	ZVAL_LONG(&const_SHARED_value, LKC_CAP_SHARED);
+	zend_string *const_SHARED_name = zend_string_init_interned("SHARED", sizeof("SHARED") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_SHARED_name, &const_SHARED_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_SHARED_name);
+
+	zval const_FENCING_value;
+	ZVAL_LONG(&const_FENCING_value, LKC_CAP_FENCING);
+	zend_string *const_FENCING_name = zend_string_init_interned("FENCING", sizeof("FENCING") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_FENCING_name, &const_FENCING_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_FENCING_name);
+
+	zval const_PROCESS_BOUND_value;
+	ZVAL_LONG(&const_PROCESS_BOUND_value, LKC_CAP_PROCESS_BOUND);
+	zend_string *const_PROCESS_BOUND_name = zend_string_init_interned("PROCESS_BOUND", sizeof("PROCESS_BOUND") - 1, 1);
+	zend_declare_class_constant_ex(class_entry, const_PROCESS_BOUND_name, &const_PROCESS_BOUND_value, ZEND_ACC_PUBLIC, NULL);
+	zend_string_release(const_PROCESS_BOUND_name);
 
 	return class_entry;
 }
