@@ -18,8 +18,10 @@ const COMPARISONS = [
 	['redis', 'vs Symfony, createLock per cycle', 'redis.ours-new', 'redis.symfony-new', null],
 	['read', 'redis: acquireRead vs Symfony RedisStore', 'redis.ours-read', 'redis.symfony-read', 1.8],
 	['read', 'flock: acquireRead vs Symfony FlockStore', 'flock.ours-read', 'flock.symfony-read', 4.0],
+	['flock', 'vs PHP flock() LOCK_EX|LOCK_NB + LOCK_UN (the floor)', 'flock.ours', 'flock.floor', 0.9],
 	['flock', 'vs Symfony FlockStore, lock reused', 'flock.ours', 'flock.symfony', 4.0],
 	['flock', 'vs Symfony, createLock per cycle', 'flock.ours-new', 'flock.symfony-new', null],
+	['sem', 'vs PHP sem_acquire() + sem_release() (the floor)', 'sem.ours', 'sem.floor', 0.9],
 	['sem', 'vs Symfony SemaphoreStore, lock reused', 'sem.ours', 'sem.symfony', 5.0],
 	['sem', 'vs Symfony, createLock per cycle', 'sem.ours-new', 'sem.symfony-new', null],
 ];
@@ -30,6 +32,9 @@ const MEMORY = [
 	['redis.ours', 'redis'],
 ];
 const MEMORY_LIMIT_KB = 1024;
+
+/* Distinct names: the last 10,000 names' rate against the first 10,000's. */
+const DISTINCT_RATIO = 0.9;
 
 /*
  * Handoff latency: store, ours, peer, targets for p50 and p99 in ms (null: for
@@ -49,8 +54,8 @@ const HANDOFF = [
 const CONTENTION = [
 	['redis', 'contend.redis.ours', 'contend.redis.symfony', 90.0, 3 * 8 * 1.0, 10.0],
 	['redis, fair => false', 'contend.redis.ours-unfair', 'contend.redis.symfony', null, null, null],
-	['flock', 'contend.flock.ours', 'contend.flock.symfony', 90.0, null, null],
-	['sem', 'contend.sem.ours', 'contend.sem.symfony', 90.0, null, null],
+	['flock', 'contend.flock.ours', 'contend.flock.symfony', 90.0, 3 * 8 * 1.0 + 2.0, 10.0],
+	['sem', 'contend.sem.ours', 'contend.sem.symfony', 90.0, 3 * 8 * 1.0 + 2.0, 10.0],
 ];
 
 /* A contender whose rounds differ by more than this (percent of its median) ran on a busy machine. */
@@ -108,6 +113,8 @@ $memory = [];
 $handoffs = [];
 /* contender => round => [wall, held, longest wait, overlaps, counts] (ns, counts) */
 $contention = [];
+/* store => names, rates of the first and last 10,000, what was left and what may be */
+$distinct = [];
 foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line) {
 	$f = explode("\t", $line);
 	if ($f[0] === 'rate') {
@@ -116,6 +123,10 @@ foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line)
 		$memory[$f[1]] = ['cycles' => (int) $f[2], 'before' => (int) $f[3], 'after' => (int) $f[4]];
 	} elseif ($f[0] === 'handoff') {
 		$handoffs[$f[1]][(int) $f[2]] = array_map('intval', explode(' ', $f[3]));
+	} elseif ($f[0] === 'distinct') {
+		[$n, $first, $last, $left, $allowed] = explode(' ', $f[2]);
+		$distinct[$f[1]] = ['names' => (int) $n, 'first' => (float) $first, 'last' => (float) $last,
+			'left' => (int) $left, 'allowed' => (int) $allowed, 'what' => implode(' ', array_slice(explode(' ', $f[2]), 5))];
 	} elseif ($f[0] === 'contend') {
 		$v = array_map('intval', explode(' ', $f[3]));
 		$contention[$f[1]][(int) $f[2]] = [$v[0], $v[1], $v[2], $v[3], array_slice($v, 4)];
@@ -231,6 +242,19 @@ foreach (MEMORY as [$contender, $label]) {
 	$failed += $ok ? 0 : 1;
 	$rows[] = ['memory', sprintf('%s: RSS growth over %s cycles', $label, number_format($m['cycles'])),
 		sprintf('%+d kB', $growth), '-', '-', sprintf('< %d kB', MEMORY_LIMIT_KB), $ok ? 'PASS' : 'FAIL'];
+}
+
+/* Distinct names: no slowdown as names pile up, nothing left behind but the cache. */
+foreach ($distinct as $store => $d) {
+	$ratio = $d['first'] > 0 ? $d['last'] / $d['first'] : 0.0;
+	$ok = $ratio >= DISTINCT_RATIO;
+	$failed += $ok ? 0 : 1;
+	$rows[] = ['distinct', sprintf('%s: rate of the last vs the first 10,000 of %s names', $store, number_format($d['names'])),
+		rate($d['last']), rate($d['first']), sprintf('%.2fx', $ratio), sprintf('>= %.2fx', DISTINCT_RATIO), $ok ? 'PASS' : 'FAIL'];
+	$ok = $d['left'] <= $d['allowed'];
+	$failed += $ok ? 0 : 1;
+	$rows[] = ['distinct', sprintf('%s: %s left after %s names', $store, $d['what'], number_format($d['names'])),
+		(string) $d['left'], '-', '-', sprintf('<= %d', $d['allowed']), $ok ? 'PASS' : 'FAIL'];
 }
 
 $widths = [];

@@ -5,15 +5,17 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct)
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
 # BENCH_MEM_REDIS (100000) are the cycles of the memory runs; BENCH_HANDOFFS (200)
 # handoffs per contender in BENCH_HANDOFF_ROUNDS (10) rounds, the holder pausing up
 # to BENCH_HANDOFF_DELAY_MS (110) before it releases; BENCH_CONTENTION_SECONDS (5)
-# of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; PHP picks the
-# php binary. bench/README.md explains the method.
+# of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; BENCH_DISTINCT
+# (1000000) distinct names acquired and released once on each store, Redis keys given
+# BENCH_DISTINCT_SETTLE (10) seconds to expire; PHP picks the php binary.
+# bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bench="$root/bench"
@@ -27,16 +29,17 @@ handoff_rounds="${BENCH_HANDOFF_ROUNDS:-10}"
 handoff_delay="${BENCH_HANDOFF_DELAY_MS:-110}"
 contention_seconds="${BENCH_CONTENTION_SECONDS:-5}"
 contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
+distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention)
+all_groups=(redis flock sem read memory handoff contention distinct)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -45,9 +48,9 @@ if ! [[ "$seconds" =~ ^[0-9]*[.]?[0-9]+$ ]] || ! awk -v s="$seconds" 'BEGIN { ex
 	exit 2
 fi
 for count in "$rounds" "$mem_flock" "$mem_redis" "$handoffs" "$handoff_rounds" "$handoff_delay" \
-	"$contention_seconds" "$contention_rounds"; do
+	"$contention_seconds" "$contention_rounds" "$distinct"; do
 	if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
-		echo "bench: BENCH_ROUNDS, BENCH_MEM_*, BENCH_HANDOFF* and BENCH_CONTENTION_* must be positive integers, not '$count'" >&2
+		echo "bench: BENCH_ROUNDS, BENCH_MEM_*, BENCH_HANDOFF*, BENCH_CONTENTION_* and BENCH_DISTINCT must be positive integers, not '$count'" >&2
 		exit 2
 	fi
 done
@@ -118,7 +121,7 @@ start_redis() {
 	return 1
 }
 
-if wants redis || wants read || wants memory || wants handoff || wants contention; then
+if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct; then
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
@@ -238,6 +241,17 @@ rate_group() {
 	serve_group rate "$rounds" 0.2 "rate $seconds" "$@"
 }
 
+# Acquires and releases many distinct names once each on one of our stores; records the
+# first and last rates and what the store left behind.
+distinct_run() {
+	local store=$1 out
+	if ! out="$("$php" -d "extension=$ext" "$bench/distinct.php" "$store" "$distinct")"; then
+		echo "bench: distinct run on $store failed" >&2
+		exit 1
+	fi
+	printf 'distinct\t%s\t%s\n' "$store" "$out" >>"$raw"
+}
+
 # Measures the RSS growth of one contender over many cycles after a warm-up.
 mem_run() {
 	local contender=$1 cycles=$2 out
@@ -253,8 +267,8 @@ for g in "${groups[@]}"; do
 	echo "bench: running $g ..." >&2
 	case "$g" in
 		redis) rate_group redis.ours redis.symfony redis.phpredis redis.ours-new redis.symfony-new ;;
-		flock) rate_group flock.ours flock.symfony flock.ours-new flock.symfony-new ;;
-		sem) rate_group sem.ours sem.symfony sem.ours-new sem.symfony-new ;;
+		flock) rate_group flock.ours flock.floor flock.symfony flock.ours-new flock.symfony-new ;;
+		sem) rate_group sem.ours sem.floor sem.symfony sem.ours-new sem.symfony-new ;;
 		read) rate_group redis.ours-read redis.symfony-read flock.ours-read flock.symfony-read ;;
 		memory)
 			mem_run flock.ours "$mem_flock"
@@ -269,6 +283,11 @@ for g in "${groups[@]}"; do
 			serve_group contend "$contention_rounds" 0.2 "contend $contention_slice" \
 				contend.redis.ours contend.redis.symfony contend.redis.ours-unfair \
 				contend.flock.ours contend.flock.symfony contend.sem.ours contend.sem.symfony
+			;;
+		distinct)
+			distinct_run flock
+			distinct_run sem
+			distinct_run redis
 			;;
 	esac
 done

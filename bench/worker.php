@@ -94,6 +94,9 @@ function bench_symfony_store(string $group): object
  *   <group>.symfony   Symfony's LockFactory::createLock() once, then acquire()+release()
  *   <group>.symfony-new  createLock()+acquire()+release() per cycle
  *   redis.phpredis    SET NX PX + EVALSHA of a compare-and-delete script, by hand
+ *   flock.floor       the bare primitive: PHP's flock($fp, LOCK_EX | LOCK_NB) + flock($fp, LOCK_UN)
+ *                     on a file opened once
+ *   sem.floor         the bare primitive: PHP's sem_acquire() + sem_release() on a set got once
  *   <group>.ours-read, <group>.symfony-read  as ours and symfony, with acquireRead()
  *                     (redis and flock: Symfony's semaphore store has no read holds)
  */
@@ -203,6 +206,43 @@ function bench_contender(string $name, string $resource): array
 				}
 			};
 			return [$run, static fn () => $redis->del($key)];
+
+		case 'floor':
+			if ($group === 'flock') {
+				$path = bench_env('BENCH_DIR') . '/floor-' . bin2hex(random_bytes(4));
+				$fp = fopen($path, 'c');
+				if ($fp === false) {
+					bench_fail("cannot open $path");
+				}
+				$run = static function (int $n) use ($fp): void {
+					for ($i = 0; $i < $n; $i++) {
+						if (!flock($fp, LOCK_EX | LOCK_NB)) {
+							bench_fail('flock failed');
+						}
+						flock($fp, LOCK_UN);
+					}
+				};
+				return [$run, static function () use ($fp, $path): void {
+					fclose($fp);
+					unlink($path);
+				}];
+			}
+			if ($group === 'sem') {
+				$sem = sem_get(random_int(0x10000000, 0x7fffffff), 1, 0600, false);
+				if ($sem === false) {
+					bench_fail('sem_get failed');
+				}
+				$run = static function (int $n) use ($sem): void {
+					for ($i = 0; $i < $n; $i++) {
+						if (!sem_acquire($sem, true)) {
+							bench_fail('sem_acquire failed');
+						}
+						sem_release($sem);
+					}
+				};
+				return [$run, static fn () => sem_remove($sem)];
+			}
+			break;
 	}
 	bench_fail("unknown contender $name");
 }
