@@ -2,7 +2,8 @@
 # The test command: installs what is missing, builds with warnings as errors, checks
 # the generated and packaged files, runs the C core's unit tests under ASan/UBSan, a
 # short fuzzing run, the phpt suite against a redis-server of its own, the hostile,
-# security, fault, network and partition suites, a short soak, and the phpt suite
+# security, fault, network and partition suites, the framework adapters' PHPUnit suites
+# (adapters/test.sh), a short soak, and the phpt suite
 # again under valgrind. It prints each group's counts and ends with "N passed, N failed".
 #
 #   scripts/test.sh                 everything (what CI runs)
@@ -210,6 +211,20 @@ else
 			reason=$(sed -n 's/^SKIP.* reason: //p' "$work/partition.log" | head -n 1)
 			groups[$(( ${#groups[@]} - 1 ))]+=" (skipped: ${reason:-see $work/partition.log})"
 		fi
+	fi
+	# The framework adapters' PHPUnit suites against the real framework packages (on our redis-server).
+	if [ -x adapters/test.sh ]; then
+		adapters/test.sh >"$work/adapters.log" 2>&1
+		adapters_status=$?
+		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/adapters.log" | tail -n 1)
+		p=$(sed -n 's/^\([0-9]*\) passed.*/\1/p' <<<"$line")
+		f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' <<<"$line")
+		s=$(sed -n 's/.*, \([0-9]*\) skipped.*/\1/p' <<<"$line")
+		if [ -z "$line" ] || { [ "$adapters_status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+			f=$(( ${f:-0} + 1 ))
+		fi
+		[ "${f:-0}" -gt 0 ] && { echo "test: adapters failed:" >&2; tail -n 60 "$work/adapters.log" >&2; }
+		record adapters "${p:-0}" "${f:-0}" "${s:-0}"
 	fi
 	if [ -x scripts/soak.sh ]; then
 		soak_seconds="${LOCK_SOAK_SECONDS:-60}"
