@@ -149,10 +149,11 @@ static bool php_lock_factory_ttl_arg(const php_lock_factory_obj *factory, zval *
 /*
  * Makes the lock of createLock() and restoreLock() in return_value; ttl is the
  * TTL argument (NULL when not passed) and ttl_arg its number. owner, when not
- * NULL, is the hold to adopt. False when it threw.
+ * NULL, is argument owner_arg: the hold to adopt with restore, else the new
+ * lock's owner. False when it threw.
  */
-static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value,
-	zend_string *resource, zend_string *owner, uint32_t ttl_arg, zval *ttl, bool auto_release)
+static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value, zend_string *resource,
+	uint32_t ttl_arg, zval *ttl, bool auto_release, zend_string *owner, uint32_t owner_arg, bool restore)
 {
 	php_lock_obj *lock;
 	int64_t ttl_ms;
@@ -166,8 +167,9 @@ static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_va
 	}
 	object_init_ex(return_value, php_lock_ce_lock);
 	lock = php_lock_from_obj(Z_OBJ_P(return_value));
-	if (!php_lock_init(lock, resource, php_lock_store_from_obj(factory->store)->store, ttl_ms, auto_release)
-		|| (owner != NULL && !php_lock_restore(lock, owner, 2))) {
+	if (!php_lock_init(lock, resource, php_lock_store_from_obj(factory->store)->store, ttl_ms, auto_release,
+			restore ? NULL : owner, owner_arg)
+		|| (restore && !php_lock_restore(lock, owner, owner_arg))) {
 		zval_ptr_dtor(return_value);
 		ZVAL_UNDEF(return_value);
 		return false;
@@ -180,15 +182,17 @@ ZEND_METHOD(Lock_Factory, createLock)
 	zend_string *resource;
 	zval *ttl = NULL;
 	bool auto_release = true;
+	zend_string *owner = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(1, 3)
+	ZEND_PARSE_PARAMETERS_START(1, 4)
 		Z_PARAM_STR(resource)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_ZVAL(ttl)
 		Z_PARAM_BOOL(auto_release)
+		Z_PARAM_STR_OR_NULL(owner)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, NULL, 2, ttl, auto_release)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 2, ttl, auto_release, owner, 4, false)) {
 		RETURN_THROWS();
 	}
 }
@@ -207,7 +211,7 @@ ZEND_METHOD(Lock_Factory, restoreLock)
 		Z_PARAM_BOOL(auto_release)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, owner, 3, ttl, auto_release)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 3, ttl, auto_release, owner, 2, true)) {
 		RETURN_THROWS();
 	}
 }

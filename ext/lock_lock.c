@@ -120,13 +120,31 @@ static void php_lock_free(zend_object *obj)
 	zend_object_std_dtor(&lock->std);
 }
 
+/* Checks an owner argument: 1 to LKC_OWNER_MAX bytes of any kind. */
+static bool php_lock_owner_arg(zend_string *owner, uint32_t arg_num)
+{
+	if (ZSTR_LEN(owner) == 0 || ZSTR_LEN(owner) > LKC_OWNER_MAX) {
+		zend_argument_value_error(arg_num, "must be 1 to %d bytes long, %zu given", LKC_OWNER_MAX, ZSTR_LEN(owner));
+		return false;
+	}
+	return true;
+}
+
 bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
-	int64_t ttl_ms, bool auto_release)
+	int64_t ttl_ms, bool auto_release, zend_string *owner, uint32_t owner_arg)
 {
 	lkc_err err;
 
+	if (owner != NULL && !php_lock_owner_arg(owner, owner_arg)) {
+		return false;
+	}
 	lkc_err_clear(&err);
 	if (lkc_hold_init(&lock->hold, ZSTR_VAL(resource), ZSTR_LEN(resource), &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	if (owner != NULL && lkc_hold_set_owner(&lock->hold, ZSTR_VAL(owner), ZSTR_LEN(owner), &err) != LKC_OK) {
+		lkc_hold_dispose(&lock->hold);
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
@@ -156,14 +174,16 @@ ZEND_METHOD(Lock_Lock, __construct)
 	double ttl = 300.0;
 	bool ttl_null = false;
 	bool auto_release = true;
+	zend_string *owner = NULL;
 	int64_t ttl_ms;
 
-	ZEND_PARSE_PARAMETERS_START(2, 4)
+	ZEND_PARSE_PARAMETERS_START(2, 5)
 		Z_PARAM_STR(resource)
 		Z_PARAM_OBJ_OF_CLASS(store, php_lock_ce_store)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
 		Z_PARAM_BOOL(auto_release)
+		Z_PARAM_STR_OR_NULL(owner)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (lock->ready) {
@@ -177,7 +197,7 @@ ZEND_METHOD(Lock_Lock, __construct)
 		zend_argument_type_error(2, "must be an initialized store");
 		RETURN_THROWS();
 	}
-	if (!php_lock_init(lock, resource, php_lock_store_from_obj(store)->store, ttl_ms, auto_release)) {
+	if (!php_lock_init(lock, resource, php_lock_store_from_obj(store)->store, ttl_ms, auto_release, owner, 5)) {
 		RETURN_THROWS();
 	}
 }
@@ -190,6 +210,33 @@ static bool php_lock_wait_arg(bool blocking, double timeout, bool timeout_null, 
 	}
 	*wait_ms = blocking ? LKC_WAIT_FOREVER : 0;
 	return true;
+}
+
+/*
+ * Another lock object of this request that holds the resource under the same
+ * owner (one the caller chose, or a restored one). The store would take that
+ * hold for ours (a Redis script knows holds by their owner), yet two lock
+ * objects conflict even with one owner: only restoreLock() adopts a hold.
+ */
+static php_lock_obj *php_lock_same_owner(const php_lock_obj *lock)
+{
+	const lkc_hold *mine = &lock->hold;
+
+	if (!mine->owner_chosen) {
+		/* A random token is this object's alone. */
+		return NULL;
+	}
+	for (php_lock_obj *other = LOCK_G(held); other != NULL; other = other->next) {
+		const lkc_hold *theirs = &other->hold;
+
+		if (other != lock && theirs->mode != LKC_MODE_NONE && php_lock_store_of(other)->ops == php_lock_store_of(lock)->ops
+			&& theirs->owner_len == mine->owner_len && memcmp(theirs->owner, mine->owner, mine->owner_len) == 0
+			&& theirs->resource_len == mine->resource_len
+			&& memcmp(theirs->resource, mine->resource, mine->resource_len) == 0) {
+			return other;
+		}
+	}
+	return NULL;
 }
 
 /* Takes the hold (or refreshes one we have); true when held, false when busy or it threw. */
@@ -216,6 +263,16 @@ static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 			lkc_abandon(store, &lock->hold);
 			php_lock_track(lock);
 		}
+	}
+	if (lock->hold.mode == LKC_MODE_NONE && php_lock_same_owner(lock) != NULL) {
+		if (wait_ms == 0) {
+			return false;
+		}
+		/* Nothing but this request can end that hold: waiting for it would wait for ourselves. */
+		lkc_err_set(&err, LKC_ERR_STATE,
+			"another lock object of this process holds it under the same owner; waiting for it would never end");
+		php_lock_throw(err.code, &err, &lock->hold);
+		return false;
 	}
 	rc = lkc_acquire(store, &lock->hold, mode, lock->ttl_ms, wait_ms, &err);
 	php_lock_track(lock);
@@ -513,7 +570,7 @@ ZEND_METHOD(Lock_Lock, getOwner)
 	if (!php_lock_ready(lock)) {
 		RETURN_THROWS();
 	}
-	RETURN_STRINGL(lock->hold.owner, LKC_TOKEN_LEN);
+	RETURN_STRINGL(lock->hold.owner, lock->hold.owner_len);
 }
 
 ZEND_METHOD(Lock_Lock, getTtl)
@@ -575,9 +632,12 @@ bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num)
 			store->ops->name);
 		return false;
 	}
+	if (!php_lock_owner_arg(owner, arg_num)) {
+		return false;
+	}
 	lkc_err_clear(&err);
 	if (lkc_hold_restore(&lock->hold, ZSTR_VAL(owner), ZSTR_LEN(owner), &err) != LKC_OK) {
-		zend_argument_value_error(arg_num, "must be a token of %d hexadecimal digits, as Lock\\Lock::getOwner() returns", LKC_TOKEN_LEN);
+		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
 	php_lock_track(lock);

@@ -83,9 +83,9 @@ void php_lock_setup_store_classes(void);
 
 /* Creates a store object from a DSN ("flock:", "semaphore:", "redis://..."); false when it threw. */
 bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_num);
-/* Initialises a new Lock\Lock object; false when it threw. */
+/* Initialises a new Lock\Lock object, with owner (argument owner_arg) or a random one when NULL; false when it threw. */
 bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
-	int64_t ttl_ms, bool auto_release);
+	int64_t ttl_ms, bool auto_release, zend_string *owner, uint32_t owner_arg);
 /* Makes a new lock stand for the hold of owner taken elsewhere; false when it threw. */
 bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num);
 /* Releases, silently, every hold the request still has (request end, fatal error included). */

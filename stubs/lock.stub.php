@@ -71,7 +71,7 @@ namespace Lock {
      */
     final class Lock
     {
-        public function __construct(string $resource, Store $store, ?float $ttl = 300.0, bool $autoRelease = true) {}
+        public function __construct(string $resource, Store $store, ?float $ttl = 300.0, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null) {}
 
         public function acquire(bool $blocking = false, ?float $timeout = null): bool {}
 
@@ -109,7 +109,7 @@ namespace Lock {
         public static function fromDsn(#[\SensitiveParameter] string $dsn): Factory {}
 
         /** $ttl false: the factory's default TTL; null: no expiry */
-        public function createLock(string $resource, float|null|false $ttl = false, bool $autoRelease = true): Lock {}
+        public function createLock(string $resource, float|null|false $ttl = false, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null): Lock {}
 
         /** $ttl false: the factory's default TTL; null: no expiry */
         public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, float|null|false $ttl = false, bool $autoRelease = false): Lock {}

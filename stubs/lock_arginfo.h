@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 96bcda37ba7df4b106e4fb4f9005b6a875d3d3fc */
+ * Stub hash: 30c7cc8d01c3ff288dbd74727aaff700897c6501 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_supports, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, capability, IS_LONG, 0)
@@ -18,6 +18,7 @@ ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Lock___construct, 0, 0, 2)
 	ZEND_ARG_OBJ_INFO(0, store, Lock\\Store, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "300.0")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, owner, IS_STRING, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_acquire, 0, 0, _IS_BOOL, 0)
@@ -71,6 +72,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_createLock, 0,
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
 	ZEND_ARG_TYPE_MASK(0, ttl, MAY_BE_DOUBLE|MAY_BE_NULL|MAY_BE_FALSE, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, owner, IS_STRING, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_restoreLock, 0, 2, Lock\\Lock, 0)
@@ -332,6 +334,9 @@ static zend_class_entry *register_class_Lock_Lock(void)
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 4, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
 	return class_entry;
 }
 
@@ -345,6 +350,8 @@ static zend_class_entry *register_class_Lock_Factory(void)
 
 
 	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "fromdsn", sizeof("fromdsn") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "createlock", sizeof("createlock") - 1), 3, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
 
 	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "restorelock", sizeof("restorelock") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
 

@@ -189,8 +189,32 @@ lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *
 		hold->resource = NULL;
 		return err->code;
 	}
+	hold->owner_len = LKC_TOKEN_LEN;
 	hold->owner_pid = lkc_pid();
 	return LKC_OK;
+}
+
+/* Copies an owner of the caller's choosing into hold; LKC_ERR_INVALID unless it is 1 to LKC_OWNER_MAX bytes. */
+static lkc_rc lkc_hold_take_owner(lkc_hold *hold, const char *owner, size_t len, lkc_err *err)
+{
+	if (len == 0 || len > LKC_OWNER_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "owner must be 1 to %d bytes long, %zu given", LKC_OWNER_MAX, len);
+	}
+	/* owner need not be NUL-terminated, and may hold NUL bytes: its len bytes are the owner. */
+	memcpy(hold->owner, owner, len);
+	hold->owner[len] = '\0';
+	hold->owner_len = len;
+	hold->owner_chosen = 1;
+	hold->owner_pid = lkc_pid();
+	return LKC_OK;
+}
+
+lkc_rc lkc_hold_set_owner(lkc_hold *hold, const char *owner, size_t len, lkc_err *err)
+{
+	if (hold->mode != LKC_MODE_NONE) {
+		return lkc_err_set(err, LKC_ERR_STATE, "cannot change the owner of a lock that is held");
+	}
+	return lkc_hold_take_owner(hold, owner, len, err);
 }
 
 void lkc_hold_dispose(lkc_hold *hold)
@@ -242,12 +266,18 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (hold->owner_pid != lkc_pid()) {
 		/*
 		 * A forked child drops what it inherited and takes a token of its own, so
-		 * nothing it does can be mistaken for its parent's hold.
+		 * nothing it does can be mistaken for its parent's hold. An owner the caller
+		 * chose cannot be renewed behind its back: the child would act as its parent.
 		 */
 		lkc_abandon(store, hold);
+		if (hold->owner_chosen) {
+			return lkc_err_set(err, LKC_ERR_STATE,
+				"this lock's owner was chosen in the parent process; a forked child must create a lock of its own");
+		}
 		if (lkc_token_new(hold->owner, err) != LKC_OK) {
 			return err->code;
 		}
+		hold->owner_len = LKC_TOKEN_LEN;
 		hold->owner_pid = lkc_pid();
 	}
 	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
@@ -355,18 +385,9 @@ lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 
 lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *err)
 {
-	int hex = len == LKC_TOKEN_LEN;
-
-	/* owner need not be NUL-terminated: look at its len bytes only. */
-	for (size_t i = 0; hex && i < len; i++) {
-		hex = (owner[i] >= '0' && owner[i] <= '9') || (owner[i] >= 'a' && owner[i] <= 'f');
+	if (lkc_hold_take_owner(hold, owner, len, err) != LKC_OK) {
+		return err->code;
 	}
-	if (!hex) {
-		return lkc_err_set(err, LKC_ERR_INVALID, "owner must be a token of %d hexadecimal digits, as getOwner() returns", LKC_TOKEN_LEN);
-	}
-	memcpy(hold->owner, owner, LKC_TOKEN_LEN);
-	hold->owner[LKC_TOKEN_LEN] = '\0';
-	hold->owner_pid = lkc_pid();
 	/* Assumed held: the store tells otherwise on the first refresh, release or check. */
 	hold->mode = LKC_MODE_EXCLUSIVE;
 	hold->pid = lkc_pid();

@@ -21,6 +21,8 @@
 /* Owner tokens: 128 random bits, hex encoded. */
 #define LKC_TOKEN_BYTES 16
 #define LKC_TOKEN_LEN (LKC_TOKEN_BYTES * 2)
+/* An owner chosen by the caller instead: 1 to this many bytes of any kind. */
+#define LKC_OWNER_MAX 255
 
 /* A wait of LKC_WAIT_FOREVER blocks until acquired or interrupted. */
 #define LKC_WAIT_FOREVER (-1)
@@ -96,7 +98,9 @@ typedef enum {
 typedef struct lkc_hold {
 	char *resource;          /* owned copy, resource_len bytes plus a NUL */
 	size_t resource_len;
-	char owner[LKC_TOKEN_LEN + 1];
+	char owner[LKC_OWNER_MAX + 1]; /* the owner token, owner_len bytes plus a NUL */
+	size_t owner_len;
+	int owner_chosen;        /* the caller chose the owner (lkc_hold_set_owner, lkc_hold_restore) */
 	pid_t owner_pid;         /* process the owner token was made in */
 	lkc_mode mode;           /* LKC_MODE_NONE when not held */
 	pid_t pid;               /* process that took the hold */
@@ -183,7 +187,9 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err);
 /* The fencing token of an exclusive hold; LKC_ERR_UNSUPPORTED when the store has none. */
 lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err);
-/* Makes hold stand for an exclusive hold taken elsewhere under owner (a token of LKC_TOKEN_LEN hex digits). */
+/* Gives a hold that is not held an owner chosen by the caller: 1 to LKC_OWNER_MAX bytes of any kind. */
+lkc_rc lkc_hold_set_owner(lkc_hold *hold, const char *owner, size_t len, lkc_err *err);
+/* Makes hold stand for an exclusive hold taken elsewhere under owner (1 to LKC_OWNER_MAX bytes). */
 lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *err);
 /* Whether the hold was taken by another process (we are a forked child). */
 int lkc_hold_foreign(const lkc_hold *hold);

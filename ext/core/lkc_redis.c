@@ -136,6 +136,8 @@
 
 /* Idle persistent connections kept per process; more are closed. */
 #define LKC_RS_POOL_MAX 64
+/* What the lock key says while readers hold the resource (the scripts spell it out). */
+#define LKC_RS_SHARED "shared"
 /* How long a waiter handed a hold has to pick it up (ms): what a waiter that died costs the others. */
 #define LKC_RS_GRACE 200
 /* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
@@ -1521,10 +1523,12 @@ static void lkc_rs_scripts_init(void)
 /*
  * Runs a script on a resource's lock key with nargs arguments, by its SHA-1,
  * loading it with EVAL when the server's script cache does not have it
- * (restart, SCRIPT FLUSH). *reply is the caller's to free.
+ * (restart, SCRIPT FLUSH). arg_lens gives the arguments' lengths (an owner
+ * chosen by the caller may hold NUL bytes), NULL when all are text.
+ * *reply is the caller's to free.
  */
 static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
-	const char *const *args, int nargs, redisReply **reply, lkc_err *err)
+	const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply, lkc_err *err)
 {
 	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
 	const char *argv[4 + 8];
@@ -1542,7 +1546,7 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 	lens[3] = key_len;
 	for (int i = 0; i < nargs; i++) {
 		argv[4 + i] = args[i];
-		lens[4 + i] = strlen(args[i]);
+		lens[4 + i] = arg_lens != NULL ? arg_lens[i] : strlen(args[i]);
 	}
 	rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
 	if (rc != LKC_OK) {
@@ -1571,13 +1575,13 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 
 /* As lkc_rs_eval, for a script that answers an integer, sent again on a new connection when a failure leaves it unknown whether it ran. */
 static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
-	const char *const *args, int nargs, long long *result, lkc_err *err)
+	const char *const *args, const size_t *arg_lens, int nargs, long long *result, lkc_err *err)
 {
 	redisReply *reply;
 	lkc_rc rc;
 
 	for (;;) {
-		rc = lkc_rs_eval(s, op, script, key, key_len, args, nargs, &reply, err);
+		rc = lkc_rs_eval(s, op, script, key, key_len, args, arg_lens, nargs, &reply, err);
 		if (!lkc_rs_may_recover(op, rc)) {
 			break;
 		}
@@ -1597,11 +1601,12 @@ static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const 
 
 /* Who holds the resource, per the check script: 1 owner as writer, 2 owner as reader, 0 nobody, -1 somebody else. */
 static lkc_rc lkc_rs_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len, const char *owner,
-	long long *state, lkc_err *err)
+	size_t owner_len, long long *state, lkc_err *err)
 {
 	const char *args[2] = { owner, s->cfg.fair ? "1" : "0" };
+	const size_t lens[2] = { owner_len, 1 };
 
-	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, 2, state, err);
+	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, lens, 2, state, err);
 }
 
 /*
@@ -1630,7 +1635,8 @@ typedef struct {
 	size_t key_len;
 	char *wake;              /* our wake list, when we may wait */
 	size_t wake_len;
-	const char *owner;
+	const char *owner;       /* the hold's owner, owner_len bytes */
+	size_t owner_len;
 	char ttl[24];            /* ms, "" for none */
 	char want;               /* 'w' the write hold, 'r' a read hold */
 	char held;               /* what the caller holds now: 'w', 'r' or 'n' */
@@ -1670,7 +1676,7 @@ static int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hol
 		return -1;
 	}
 	if (waiting) {
-		req->wake_len = req->key_len + 3 + LKC_TOKEN_LEN;
+		req->wake_len = req->key_len + 3 + hold->owner_len;
 		req->wake = malloc(req->wake_len + 1);
 		if (req->wake == NULL) {
 			lkc_rs_req_free(req);
@@ -1678,9 +1684,10 @@ static int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hol
 		}
 		memcpy(req->wake, req->key, req->key_len);
 		memcpy(req->wake + req->key_len, ":w:", 3);
-		memcpy(req->wake + req->key_len + 3, hold->owner, LKC_TOKEN_LEN + 1);
+		memcpy(req->wake + req->key_len + 3, hold->owner, hold->owner_len + 1);
 	}
 	req->owner = hold->owner;
+	req->owner_len = hold->owner_len;
 	if (ttl_ms != LKC_TTL_NONE) {
 		snprintf(req->ttl, sizeof(req->ttl), "%lld", (long long) ttl_ms);
 	}
@@ -1721,13 +1728,14 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 {
 	char flags[5] = { req->want, how, req->fair, req->held, '\0' };
 	const char *args[4] = { req->owner, req->ttl, flags, req->stay };
+	const size_t lens[4] = { req->owner_len, strlen(req->ttl), 4, strlen(req->stay) };
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
 
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		rc = lkc_rs_eval(s, &op, LKC_RS_ACQUIRE, req->key, req->key_len, args, 4, &reply, err);
+		rc = lkc_rs_eval(s, &op, LKC_RS_ACQUIRE, req->key, req->key_len, args, lens, 4, &reply, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -1928,12 +1936,13 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
 	int64_t *fence, lkc_err *err)
 {
 	const char *args[1] = { hold->owner };
+	const size_t lens[1] = { hold->owner_len };
 	long long result = 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_FENCE, key, key_len, args, 1, &result, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FENCE, key, key_len, args, lens, 1, &result, err);
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -1968,7 +1977,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
 	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
-	size_t set_len[6] = { 3, req->key_len, LKC_TOKEN_LEN, 2, 2, strlen(req->ttl) };
+	size_t set_len[6] = { 3, req->key_len, req->owner_len, 2, 2, strlen(req->ttl) };
 	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len };
 	lkc_rs_cmd cmds[5] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
@@ -2000,7 +2009,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		}
 		op.recovered = 1;
 		/* The transaction may have run before the connection failed: the keys tell whether we hold the lock. */
-		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, &state, err);
+		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, hold->owner_len, &state, err);
 		if (rc != LKC_OK || state != 0) {
 			free(keys);
 			if (rc == LKC_OK && state == 1) {
@@ -2069,6 +2078,19 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
  * one step of the acquire script, then, when busy and allowed to wait, the
  * queue.
  */
+/*
+ * The lock key holds the writer's owner or "shared" for readers: an owner of
+ * that name would pass for the readers (and they for it). LKC_OK when the
+ * hold's owner can be used here.
+ */
+static lkc_rc lkc_rs_owner_usable(const lkc_hold *hold, lkc_err *err)
+{
+	if (hold->owner_len == sizeof(LKC_RS_SHARED) - 1 && memcmp(hold->owner, LKC_RS_SHARED, hold->owner_len) == 0) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "the owner \"" LKC_RS_SHARED "\" is reserved by the Redis store for read holds");
+	}
+	return LKC_OK;
+}
+
 static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
@@ -2077,6 +2099,9 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	lkc_rs_req req;
 	lkc_rc rc;
 
+	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
+		return err->code;
+	}
 	if (lkc_rs_req_init(s, &req, hold, mode, ttl_ms, wait_ms != 0) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -2133,22 +2158,27 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char delay[24];
 	const char *args[3] = { hold->owner, delay, s->cfg.fair ? "1" : "0" };
+	size_t lens[3] = { hold->owner_len, 0, 1 };
 	size_t key_len;
 	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	lkc_rs_op op;
 	lkc_rc rc;
 
+	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
+		free(key);
+		return err->code;
+	}
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
+	lens[1] = (size_t) snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		redisReply *reply;
 		long long state;
 
-		rc = lkc_rs_eval(s, &op, LKC_RS_RELEASE, key, key_len, args, 3, &reply, err);
+		rc = lkc_rs_eval(s, &op, LKC_RS_RELEASE, key, key_len, args, lens, 3, &reply, err);
 		if (rc == LKC_OK) {
 			if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == -1) && hold->unsure
 				&& hold->expires_ns != 0 && lkc_now_ns() < hold->expires_ns) {
@@ -2167,7 +2197,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 		}
 		op.recovered = 1;
 		/* The script may have run before the connection failed: ask whether the hold is still ours. */
-		rc = lkc_rs_state(s, &op, key, key_len, hold->owner, &state, err);
+		rc = lkc_rs_state(s, &op, key, key_len, hold->owner, hold->owner_len, &state, err);
 		if (rc != LKC_OK) {
 			break;
 		}
@@ -2204,21 +2234,27 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char ttl[24] = "";
 	const char *args[2] = { hold->owner, ttl };
+	size_t lens[2] = { hold->owner_len, 0 };
 	size_t key_len;
 	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	long long result = 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 
+	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
+		free(key);
+		return err->code;
+	}
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	if (ttl_ms != LKC_TTL_NONE) {
 		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
 	}
+	lens[1] = strlen(ttl);
 	lkc_rs_op_start(s, &op);
 	/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, 2, &result, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, lens, 2, &result, err);
 	if (rc == LKC_OK) {
 		rc = lkc_rs_hold_result(s, hold, "refresh", result, err);
 	}
@@ -2231,16 +2267,20 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
-	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	char *key;
 	long long state = 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 
+	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
+		return err->code;
+	}
+	key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_state(s, &op, key, key_len, hold->owner, &state, err);
+	rc = lkc_rs_state(s, &op, key, key_len, hold->owner, hold->owner_len, &state, err);
 	free(key);
 	if (rc != LKC_OK) {
 		return rc;
@@ -2294,7 +2334,7 @@ static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t le
 
 			lkc_rs_free_replies(replies, 2);
 			/* No owner token is "-": the answer is 0 (nobody) or -1 (somebody). */
-			rc = lkc_rs_state(s, &op, key, key_len, "-", &state, err);
+			rc = lkc_rs_state(s, &op, key, key_len, "-", 1, &state, err);
 			*locked = state != 0;
 			free(key);
 			return rc;
@@ -2326,7 +2366,7 @@ static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, key, key_len, args, 1, &n, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, key, key_len, args, NULL, 1, &n, err);
 	free(key);
 	return rc;
 }
@@ -2336,9 +2376,13 @@ static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
-	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	char *key;
 	lkc_rc rc;
 
+	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
+		return err->code;
+	}
+	key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}

@@ -1,5 +1,5 @@
 --TEST--
-Factory::restoreLock() argument errors, and the process-bound stores (flock, semaphore) refuse to restore with a LockException
+Factory::restoreLock() argument errors (an owner is 1 to 255 bytes), and the process-bound stores (flock, semaphore) refuse to restore with a LockException
 --EXTENSIONS--
 lock
 --FILE--
@@ -11,8 +11,8 @@ $factory = new Lock\Factory($store);
 $valid = bin2hex(random_bytes(16));
 
 echo "-- owner\n";
-foreach (['', 'abc', str_repeat('a', 31), str_repeat('a', 33), str_repeat('g', 32), str_repeat('a', 31) . "\0",
-    ' ' . str_repeat('a', 31), str_repeat('a', 32) . "\n", substr($valid, 0, 30) . '-1'] as $owner) {
+// Any 1 to 255 bytes are an owner (the caller may have chosen it); nothing else is.
+foreach (['', str_repeat('a', 256)] as $owner) {
     lock_test_expect_throw(fn () => $factory->restoreLock('r', $owner));
 }
 echo "-- resource and ttl\n";
@@ -40,15 +40,8 @@ foreach (['flock', 'semaphore'] as $kind) {
 ?>
 --EXPECTF--
 -- owner
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
-ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must %s
+ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must be 1 to 255 bytes long, 0 given
+ValueError: Lock\Factory::restoreLock(): Argument #2 ($owner) must be 1 to 255 bytes long, 256 given
 -- resource and ttl
 ValueError: Lock\Factory::restoreLock(): Argument #1 ($resource) must %s
 ValueError: Lock\Factory::restoreLock(): Argument #1 ($resource) must %s

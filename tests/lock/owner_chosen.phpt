@@ -1,0 +1,112 @@
+--TEST--
+Owners chosen by the caller: 1 to 255 bytes of any kind, on every store; a second lock with the same owner still conflicts; restored in another process on Redis
+--EXTENSIONS--
+lock
+pcntl
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+
+echo "-- bad owners\n";
+$store = lock_test_store('redis');
+$factory = new Lock\Factory($store);
+foreach (['', str_repeat('x', 256)] as $owner) {
+    lock_test_expect_throw(fn () => new Lock\Lock('r', $store, 10.0, true, $owner));
+    lock_test_expect_throw(fn () => $factory->createLock('r', owner: $owner));
+}
+lock_test_expect_throw(fn () => new Lock\Lock('r', $store, 10.0, true, ['o']));
+// The Redis lock key says "shared" while readers hold it: that owner would pass for them.
+lock_test_expect_throw(fn () => $factory->createLock(lock_test_resource(), owner: 'shared')->acquire());
+lock_test_expect_throw(fn () => $factory->restoreLock(lock_test_resource(), 'shared')->refresh());
+
+foreach (['flock', 'semaphore', 'redis'] as $kind) {
+    echo "-- $kind\n";
+    $store = lock_test_store($kind);
+    $factory = new Lock\Factory($store, $kind === 'redis' ? 30.0 : null);
+    foreach (['job-42', "bin\0ary\xff" . str_repeat('o', 200), str_repeat('z', 255), 'x'] as $owner) {
+        $resource = lock_test_resource('owner');
+        $lock = $factory->createLock($resource, owner: $owner);
+        $same = $lock->getOwner() === $owner;
+        $acquired = $lock->acquire();
+        // Only restoreLock() adopts a hold: another lock object with the same owner is another holder.
+        $other = new Lock\Lock($resource, $store, $kind === 'redis' ? 30.0 : null, true, $owner);
+        $otherAcquired = $other->acquire() || $other->acquireRead();
+        try {
+            $other->acquire(true, 1.0);
+            $blocking = 'acquired';
+        } catch (Lock\LockException $e) {
+            $blocking = get_class($e) . (str_contains($e->getMessage(), 'same owner') ? ' (same owner)' : ': ' . $e->getMessage());
+        }
+        $held = $lock->isAcquired();
+        $lock->release();
+        $afterRelease = $store->isLocked($resource);
+        printf("%d bytes: getOwner %s, acquire %s, same owner again %s, blocking %s, still held %s, locked after release %s\n",
+            strlen($owner), var_export($same, true), var_export($acquired, true), var_export($otherAcquired, true),
+            $blocking, var_export($held, true), var_export($afterRelease, true));
+    }
+}
+
+echo "-- redis: restored in another process by its chosen owner\n";
+$prefix = lock_test_prefix();
+$store = lock_test_store('redis', null, $prefix);
+$resource = lock_test_resource('owner');
+$owner = "queue-worker\0" . random_bytes(16);
+$lock = new Lock\Lock($resource, $store, 30.0, false, $owner);
+var_dump($lock->acquire());
+[, $out] = lock_test_run_php('$factory = new Lock\Factory(' . lock_test_store_code('redis', null, $prefix) . ");\n"
+    . '$lock = $factory->restoreLock(' . var_export($resource, true) . ', ' . var_export($owner, true) . ");\n"
+    . 'var_dump($lock->isAcquired(), $lock->getOwner() === ' . var_export($owner, true) . ");\n"
+    . '$lock->release();' . "\n"
+    . 'echo "released\n";');
+echo $out;
+echo 'isLocked: ', var_export($store->isLocked($resource), true), "\n";
+lock_test_expect_throw(fn () => $lock->release());
+
+echo "-- a forked child cannot act under its parent's chosen owner\n";
+$resource = lock_test_resource('owner');
+$lock = new Lock\Lock($resource, lock_test_store('semaphore'), null, true, 'parent-owner');
+$pid = lock_test_fork(static function () use ($lock): int {
+    try {
+        $lock->acquire();
+        return 1;
+    } catch (Lock\LockException $e) {
+        return str_contains($e->getMessage(), 'forked child') ? 0 : 2;
+    }
+});
+echo 'child refused: ', var_export(lock_test_wait_pid($pid) === 0, true), "\n";
+var_dump($lock->acquire());
+?>
+--EXPECTF--
+-- bad owners
+ValueError: Lock\Lock::__construct(): Argument #5 ($owner) must be 1 to 255 bytes long, 0 given
+ValueError: Lock\Factory::createLock(): Argument #4 ($owner) must be 1 to 255 bytes long, 0 given
+ValueError: Lock\Lock::__construct(): Argument #5 ($owner) must be 1 to 255 bytes long, 256 given
+ValueError: Lock\Factory::createLock(): Argument #4 ($owner) must be 1 to 255 bytes long, 256 given
+TypeError: Lock\Lock::__construct(): Argument #5 ($owner) must be of type ?string, array given
+ValueError: the owner "shared" is reserved by the Redis store for read holds
+ValueError: the owner "shared" is reserved by the Redis store for read holds
+-- flock
+6 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+-- semaphore
+6 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+-- redis
+6 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+-- redis: restored in another process by its chosen owner
+bool(true)
+bool(true)
+bool(true)
+released
+isLocked: false
+Lock\ExpiredException: %s
+-- a forked child cannot act under its parent's chosen owner
+child refused: true
+bool(true)
