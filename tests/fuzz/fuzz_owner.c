@@ -1,13 +1,13 @@
 /*
- * libFuzzer harness of the owner-token parser (lkc_hold_restore), which reads
- * the token Factory::restoreLock() is given, and of lkc_hold_init's resource
- * check.
+ * libFuzzer harness of the owner checks (lkc_hold_restore, lkc_hold_set_owner),
+ * which read the owner Factory::restoreLock() and createLock() are given, and of
+ * lkc_hold_init's resource check.
  *
- * lkc_hold_restore takes a pointer and a length: it must accept exactly
- * LKC_TOKEN_LEN lowercase hex digits and read nothing beyond len bytes (the
- * input is an exact-size heap copy, not NUL-terminated, so AddressSanitizer
- * sees a read past its end). lkc_hold_init must accept 1 to LKC_RESOURCE_MAX
- * bytes of anything.
+ * Both take a pointer and a length: they must accept 1 to LKC_OWNER_MAX bytes
+ * of anything, keep them exactly (NUL bytes included) and read nothing beyond
+ * len bytes (the input is an exact-size heap copy, not NUL-terminated, so
+ * AddressSanitizer sees a read past its end). lkc_hold_init must accept 1 to
+ * LKC_RESOURCE_MAX bytes of anything and give a random token.
  */
 #include "fuzz.h"
 
@@ -42,14 +42,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	FUZZ_CHECK(rc == LKC_OK);
 	FUZZ_CHECK(hold.resource_len == size && memcmp(hold.resource, input, size) == 0 && hold.resource[size] == '\0');
-	FUZZ_CHECK(is_token(hold.owner, strlen(hold.owner)));
+	FUZZ_CHECK(hold.owner_len == LKC_TOKEN_LEN && is_token(hold.owner, strlen(hold.owner)) && !hold.owner_chosen);
 	FUZZ_CHECK(hold.mode == LKC_MODE_NONE);
 
 	lkc_err_clear(&err);
+	rc = lkc_hold_set_owner(&hold, input, size, &err);
+	FUZZ_CHECK(hold.mode == LKC_MODE_NONE);
+	if (size <= LKC_OWNER_MAX) {
+		FUZZ_CHECK(rc == LKC_OK && hold.owner_chosen);
+		FUZZ_CHECK(hold.owner_len == size && memcmp(hold.owner, input, size) == 0 && hold.owner[size] == '\0');
+	} else {
+		FUZZ_CHECK(rc == LKC_ERR_INVALID && fuzz_no_control(err.msg));
+	}
+
+	lkc_err_clear(&err);
 	rc = lkc_hold_restore(&hold, input, size, &err);
-	if (is_token(input, size)) {
+	if (size <= LKC_OWNER_MAX) {
 		FUZZ_CHECK(rc == LKC_OK);
-		FUZZ_CHECK(memcmp(hold.owner, input, LKC_TOKEN_LEN) == 0 && hold.owner[LKC_TOKEN_LEN] == '\0');
+		FUZZ_CHECK(hold.owner_len == size && memcmp(hold.owner, input, size) == 0 && hold.owner[size] == '\0');
 		FUZZ_CHECK(hold.mode == LKC_MODE_EXCLUSIVE);
 	} else {
 		FUZZ_CHECK(rc == LKC_ERR_INVALID);
