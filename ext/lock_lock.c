@@ -19,11 +19,6 @@ static lkc_store *php_lock_store_of(const php_lock_obj *lock)
 	return lock->store;
 }
 
-static bool php_lock_expires(const php_lock_obj *lock)
-{
-	return (php_lock_store_of(lock)->ops->caps & LKC_CAP_EXPIRY) != 0;
-}
-
 /* Keeps the registry of held locks in step with the hold, so request shutdown finds them. */
 static void php_lock_track(php_lock_obj *lock)
 {
@@ -80,19 +75,114 @@ static void php_lock_drop(php_lock_obj *lock, bool release)
 	php_lock_track(lock);
 }
 
-/* Whether dropping the object must release: always on process-bound stores, whose holds cannot outlive it. */
-static bool php_lock_releases_on_drop(const php_lock_obj *lock)
+/*
+ * A flock or semaphore hold whose lock object let go of it without autoRelease:
+ * it lasts until restoreLock() in this process adopts it, or the process ends.
+ * The list lives in the module globals, across requests (an FPM worker's).
+ */
+typedef struct php_lock_parked {
+	lkc_store *store;            /* retained */
+	lkc_hold hold;
+	struct php_lock_parked *next;
+} php_lock_parked;
+
+/* Whether the lock's hold must outlive the object: no autoRelease, on a store that cannot keep it otherwise. */
+static bool php_lock_parks(const php_lock_obj *lock)
 {
-	return lock->auto_release || !php_lock_expires(lock);
+	return !lock->auto_release && (php_lock_store_of(lock)->ops->caps & LKC_CAP_PROCESS_BOUND)
+		&& lock->hold.mode != LKC_MODE_NONE && !lkc_hold_foreign(&lock->hold);
+}
+
+/* Moves the lock's hold to the parked list; the lock is left holding nothing. */
+static void php_lock_park(php_lock_obj *lock)
+{
+	php_lock_parked *parked = malloc(sizeof(*parked));
+
+	if (parked == NULL) {
+		/* Nowhere to keep it: the hold goes, as a released one would. */
+		php_lock_drop(lock, true);
+		return;
+	}
+	parked->store = php_lock_store_of(lock);
+	lkc_store_retain(parked->store);
+	parked->hold = lock->hold;
+	parked->next = LOCK_G(parked);
+	LOCK_G(parked) = parked;
+	/* The parked copy owns the resource name, the file and its path now. */
+	lock->hold.resource = NULL;
+	lock->hold.path = NULL;
+	lock->hold.fd = -1;
+	lock->hold.mode = LKC_MODE_NONE;
+	lock->hold.unsure = 0;
+	php_lock_track(lock);
+}
+
+/* Lets go of a lock object's hold: released, kept until its TTL, or parked. */
+static void php_lock_let_go(php_lock_obj *lock)
+{
+	if (php_lock_parks(lock)) {
+		php_lock_park(lock);
+	} else {
+		/* A Redis hold without autoRelease stays until its TTL: it is only forgotten here. */
+		php_lock_drop(lock, lock->auto_release);
+	}
 }
 
 void php_lock_release_all(void)
 {
-	/* php_lock_drop always leaves the hold empty, so each pass unlinks one lock. */
+	/* php_lock_let_go always leaves the hold empty, so each pass unlinks one lock. */
 	while (LOCK_G(held) != NULL) {
-		php_lock_obj *lock = LOCK_G(held);
-		php_lock_drop(lock, php_lock_releases_on_drop(lock));
+		php_lock_let_go(LOCK_G(held));
 	}
+}
+
+void php_lock_release_parked(void)
+{
+	while (LOCK_G(parked) != NULL) {
+		php_lock_parked *parked = LOCK_G(parked);
+		lkc_err err;
+
+		LOCK_G(parked) = parked->next;
+		lkc_err_clear(&err);
+		/* A forked child's copy of its parent's hold is the parent's: left alone. */
+		if (lkc_hold_foreign(&parked->hold) || lkc_release(parked->store, &parked->hold, 0, &err) != LKC_OK) {
+			lkc_abandon(parked->store, &parked->hold);
+		}
+		lkc_hold_dispose(&parked->hold);
+		lkc_store_release(parked->store);
+		free(parked);
+	}
+}
+
+/*
+ * Takes over the parked hold of owner on resource, made on a store of the
+ * lock's kind and namespace by this process; false when there is none.
+ */
+static bool php_lock_unpark(php_lock_obj *lock, zend_string *owner)
+{
+	lkc_store *store = php_lock_store_of(lock);
+
+	for (php_lock_parked **link = &LOCK_G(parked); *link != NULL; link = &(*link)->next) {
+		php_lock_parked *parked = *link;
+		const lkc_hold *h = &parked->hold;
+
+		if (parked->store->ops != store->ops || lkc_hold_foreign(h)
+			|| (parked->store->ns == NULL) != (store->ns == NULL)
+			|| (store->ns != NULL && strcmp(parked->store->ns, store->ns) != 0)
+			|| h->resource_len != lock->hold.resource_len
+			|| memcmp(h->resource, lock->hold.resource, h->resource_len) != 0
+			|| h->owner_len != ZSTR_LEN(owner) || memcmp(h->owner, ZSTR_VAL(owner), h->owner_len) != 0) {
+			continue;
+		}
+		*link = parked->next;
+		lkc_hold_dispose(&lock->hold);
+		lock->hold = parked->hold;
+		lkc_store_release(parked->store);
+		free(parked);
+		php_lock_track(lock);
+		return true;
+	}
+	return false;
 }
 
 static zend_object *php_lock_create(zend_class_entry *ce)
@@ -113,7 +203,7 @@ static void php_lock_free(zend_object *obj)
 	php_lock_obj *lock = php_lock_from_obj(obj);
 
 	if (lock->ready) {
-		php_lock_drop(lock, php_lock_releases_on_drop(lock));
+		php_lock_let_go(lock);
 		lkc_hold_dispose(&lock->hold);
 		lkc_store_release(lock->store);
 	}
@@ -626,13 +716,17 @@ bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num)
 	lkc_store *store = php_lock_store_of(lock);
 	lkc_err err;
 
-	if (store->ops->caps & LKC_CAP_PROCESS_BOUND) {
-		zend_throw_exception_ex(php_lock_ce_lock_exception, 0,
-			"The %s store binds a hold to the process that took it: it cannot be restored elsewhere",
-			store->ops->name);
+	if (!php_lock_owner_arg(owner, arg_num)) {
 		return false;
 	}
-	if (!php_lock_owner_arg(owner, arg_num)) {
+	if (store->ops->caps & LKC_CAP_PROCESS_BOUND) {
+		if (php_lock_unpark(lock, owner)) {
+			return true;
+		}
+		zend_throw_exception_ex(php_lock_ce_lock_exception, 0,
+			"The %s store binds a hold to the process that took it: only a hold of this process whose lock object "
+			"let go of it (autoRelease false) can be restored, and there is none of this owner",
+			store->ops->name);
 		return false;
 	}
 	lkc_err_clear(&err);

@@ -169,6 +169,11 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
+	/* Two FlockStores share their locks when they name one directory, however they spell it. */
+	obj->store->ns = realpath(directory, NULL);
+	if (obj->store->ns == NULL) {
+		obj->store->ns = strdup(directory);
+	}
 	return true;
 }
 

@@ -48,6 +48,7 @@ ZEND_BEGIN_MODULE_GLOBALS(lock)
 	double redis_timeout;
 	double default_ttl;
 	php_lock_obj *held;          /* locks holding something, newest first */
+	struct php_lock_parked *parked; /* process-bound holds that outlived their lock object */
 ZEND_END_MODULE_GLOBALS(lock)
 
 ZEND_EXTERN_MODULE_GLOBALS(lock)
@@ -90,5 +91,7 @@ bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num);
 /* Releases, silently, every hold the request still has (request end, fatal error included). */
 void php_lock_release_all(void);
+/* Gives up the holds that outlived their objects (module shutdown: the process ends). */
+void php_lock_release_parked(void);
 
 #endif

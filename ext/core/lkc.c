@@ -408,6 +408,8 @@ void lkc_store_release(lkc_store *store)
 		store->refs--;
 		return;
 	}
+	free(store->ns);
+	store->ns = NULL;
 	store->ops->destroy(store);
 }
 

@@ -169,6 +169,12 @@ typedef struct lkc_store_ops {
 struct lkc_store {
 	const lkc_store_ops *ops;
 	unsigned refs;           /* references beyond the opener's (lkc_store_retain) */
+	/*
+	 * What tells two stores of one kind apart (flock: the real path of the
+	 * directory), malloc'd by the host; NULL when all stores of the kind share
+	 * their resources (semaphore). Freed with the store.
+	 */
+	char *ns;
 };
 
 /* Keeps store alive for one more user, whatever order the users let go in. */

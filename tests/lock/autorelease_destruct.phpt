@@ -42,13 +42,16 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($store->isLocked($resource));
 }
 
-echo "-- autoRelease=false on process-bound stores still releases: their holds cannot outlive the object\n";
+echo "-- autoRelease=false on process-bound stores keeps the hold until restoreLock() releases it\n";
 foreach (['flock', 'semaphore'] as $kind) {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store, 300.0, false);
     $lock->acquire();
+    $owner = $lock->getOwner();
     unset($lock);
+    var_dump($store->isLocked($resource));
+    (new Lock\Factory($store))->restoreLock($resource, $owner)->release();
     var_dump($store->isLocked($resource));
 }
 
@@ -87,8 +90,10 @@ bool(false)
 bool(false)
 bool(true)
 bool(false)
--- autoRelease=false on process-bound stores still releases: their holds cannot outlive the object
+-- autoRelease=false on process-bound stores keeps the hold until restoreLock() releases it
+bool(true)
 bool(false)
+bool(true)
 bool(false)
 -- autoRelease=false on redis keeps the hold
 bool(true)

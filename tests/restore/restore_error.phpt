@@ -1,5 +1,5 @@
 --TEST--
-Factory::restoreLock() argument errors (an owner is 1 to 255 bytes), and the process-bound stores (flock, semaphore) refuse to restore with a LockException
+Factory::restoreLock() argument errors (an owner is 1 to 255 bytes), and the process-bound stores (flock, semaphore) refuse to restore what no let-go lock object of this process left them, with a LockException
 --EXTENSIONS--
 lock
 --FILE--
@@ -31,7 +31,7 @@ foreach (['flock', 'semaphore'] as $kind) {
     $e = lock_test_expect_throw(fn () => (new Lock\Factory($kindStore))->restoreLock($resource, $valid));
     echo 'the message names the store: ', var_export($e !== null && str_contains($e->getMessage(), $kind), true), "\n";
     echo 'isLocked: ', var_export($kindStore->isLocked($resource), true), "\n";
-    // Not even the owner of a hold of this process can be restored.
+    // Not even the owner of a hold of this process whose lock object still holds it can be restored.
     $held = new Lock\Lock($resource, $kindStore);
     $held->acquire();
     lock_test_expect_throw(fn () => (new Lock\Factory($kindStore))->restoreLock($resource, $held->getOwner()));
