@@ -555,6 +555,42 @@ static void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
 	}
 }
 
+/* waitUntilFree() of every store: waits, taking nothing, until nobody holds the resource. */
+static void php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAMETERS)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *resource;
+	double timeout = 0;
+	bool timeout_null = true;
+	int64_t wait_ms = LKC_WAIT_FOREVER;
+	lkc_err err;
+	lkc_rc rc;
+
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_STR(resource)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE_OR_NULL(timeout, timeout_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_store_ready(obj) || !php_lock_resource_arg(resource, 1)
+		|| (!timeout_null && !php_lock_seconds_to_ms(timeout, 2, true, &wait_ms))) {
+		RETURN_THROWS();
+	}
+	lkc_err_clear(&err);
+	rc = lkc_wait_free(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), wait_ms, &err);
+	switch (rc) {
+		case LKC_OK:
+			RETURN_TRUE;
+		case LKC_BUSY:
+		case LKC_INTERRUPTED:
+			/* As a blocking acquire: a wait that the host ended (a signal handler, a time limit) did not see it free. */
+			RETURN_FALSE;
+		default:
+			php_lock_throw(rc, &err, NULL);
+			RETURN_THROWS();
+	}
+}
+
 /* supports() of every store: whether the store has a capability (Lock\\Store::EXPIRING, ...). */
 static void php_lock_store_supports(INTERNAL_FUNCTION_PARAMETERS)
 {
@@ -582,14 +618,29 @@ ZEND_METHOD(Lock_Store_FlockStore, supports)
 	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
 }
 
+ZEND_METHOD(Lock_Store_FlockStore, waitUntilFree)
+{
+	php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
 ZEND_METHOD(Lock_Store_SemaphoreStore, supports)
 {
 	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
 }
 
+ZEND_METHOD(Lock_Store_SemaphoreStore, waitUntilFree)
+{
+	php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
 ZEND_METHOD(Lock_Store_RedisStore, supports)
 {
 	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_RedisStore, waitUntilFree)
+{
+	php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAM_PASSTHRU);
 }
 
 ZEND_METHOD(Lock_Store_FlockStore, isLocked)

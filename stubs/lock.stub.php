@@ -63,6 +63,8 @@ namespace Lock {
         public function isLocked(string $resource): bool;
 
         public function forceRelease(string $resource): void;
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool;
     }
 
     /**
@@ -132,6 +134,8 @@ namespace Lock\Store {
         public function isLocked(string $resource): bool {}
 
         public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
 
     /**
@@ -147,6 +151,8 @@ namespace Lock\Store {
         public function isLocked(string $resource): bool {}
 
         public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
 
     /**
@@ -162,5 +168,7 @@ namespace Lock\Store {
         public function isLocked(string $resource): bool {}
 
         public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 30c7cc8d01c3ff288dbd74727aaff700897c6501 */
+ * Stub hash: 742b3bbb8a0f802fb14d300fd9e44acce41a8a5b */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_supports, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, capability, IS_LONG, 0)
@@ -11,6 +11,11 @@ ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_forceRelease, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_waitUntilFree, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Lock___construct, 0, 0, 2)
@@ -96,6 +101,8 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_FlockStore_forceRelease arginfo_class_Lock_Store_forceRelease
 
+#define arginfo_class_Lock_Store_FlockStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_SemaphoreStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
@@ -105,6 +112,8 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_SemaphoreStore_isLocked arginfo_class_Lock_Store_isLocked
 
 #define arginfo_class_Lock_Store_SemaphoreStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+#define arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
@@ -116,6 +125,8 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_RedisStore_isLocked arginfo_class_Lock_Store_isLocked
 
 #define arginfo_class_Lock_Store_RedisStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+#define arginfo_class_Lock_Store_RedisStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
 
 ZEND_METHOD(Lock_Lock, __construct);
@@ -140,14 +151,17 @@ ZEND_METHOD(Lock_Store_FlockStore, __construct);
 ZEND_METHOD(Lock_Store_FlockStore, supports);
 ZEND_METHOD(Lock_Store_FlockStore, isLocked);
 ZEND_METHOD(Lock_Store_FlockStore, forceRelease);
+ZEND_METHOD(Lock_Store_FlockStore, waitUntilFree);
 ZEND_METHOD(Lock_Store_SemaphoreStore, __construct);
 ZEND_METHOD(Lock_Store_SemaphoreStore, supports);
 ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked);
 ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease);
+ZEND_METHOD(Lock_Store_SemaphoreStore, waitUntilFree);
 ZEND_METHOD(Lock_Store_RedisStore, __construct);
 ZEND_METHOD(Lock_Store_RedisStore, supports);
 ZEND_METHOD(Lock_Store_RedisStore, isLocked);
 ZEND_METHOD(Lock_Store_RedisStore, forceRelease);
+ZEND_METHOD(Lock_Store_RedisStore, waitUntilFree);
 
 
 static const zend_function_entry class_Lock_LockException_methods[] = {
@@ -179,6 +193,7 @@ static const zend_function_entry class_Lock_Store_methods[] = {
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, supports, arginfo_class_Lock_Store_supports, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, isLocked, arginfo_class_Lock_Store_isLocked, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, forceRelease, arginfo_class_Lock_Store_forceRelease, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
+	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, waitUntilFree, arginfo_class_Lock_Store_waitUntilFree, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_FE_END
 };
 
@@ -216,6 +231,7 @@ static const zend_function_entry class_Lock_Store_FlockStore_methods[] = {
 	ZEND_ME(Lock_Store_FlockStore, supports, arginfo_class_Lock_Store_FlockStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, isLocked, arginfo_class_Lock_Store_FlockStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, forceRelease, arginfo_class_Lock_Store_FlockStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_FlockStore, waitUntilFree, arginfo_class_Lock_Store_FlockStore_waitUntilFree, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -225,6 +241,7 @@ static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
 	ZEND_ME(Lock_Store_SemaphoreStore, supports, arginfo_class_Lock_Store_SemaphoreStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, isLocked, arginfo_class_Lock_Store_SemaphoreStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, forceRelease, arginfo_class_Lock_Store_SemaphoreStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_SemaphoreStore, waitUntilFree, arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -234,6 +251,7 @@ static const zend_function_entry class_Lock_Store_RedisStore_methods[] = {
 	ZEND_ME(Lock_Store_RedisStore, supports, arginfo_class_Lock_Store_RedisStore_supports, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, isLocked, arginfo_class_Lock_Store_RedisStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, forceRelease, arginfo_class_Lock_Store_RedisStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_RedisStore, waitUntilFree, arginfo_class_Lock_Store_RedisStore_waitUntilFree, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -413,6 +413,20 @@ void lkc_store_release(lkc_store *store)
 	store->ops->destroy(store);
 }
 
+lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	if (len == 0 || len > LKC_RESOURCE_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "resource must be 1 to %d bytes long", LKC_RESOURCE_MAX);
+	}
+	if (wait_ms < 0 && wait_ms != LKC_WAIT_FOREVER) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "a wait must be 0, a number of milliseconds or forever");
+	}
+	if (store->ops->wait_free == NULL) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot wait for a resource to be free", store->ops->name);
+	}
+	return store->ops->wait_free(store, resource, len, wait_ms, err);
+}
+
 void lkc_abandon(lkc_store *store, lkc_hold *hold)
 {
 	if (hold->mode != LKC_MODE_NONE || hold->fd >= 0) {

@@ -163,6 +163,12 @@ typedef struct lkc_store_ops {
 	 * taken after all (hold->unsure); NULL on stores where it cannot happen.
 	 */
 	void (*settle)(lkc_store *store, lkc_hold *hold);
+	/*
+	 * Waits until nobody holds the resource in any mode, woken by the release as a
+	 * waiter is, taking nothing and passing nobody: LKC_OK (free), LKC_BUSY (still
+	 * held after wait_ms), LKC_INTERRUPTED or an error.
+	 */
+	lkc_rc (*wait_free)(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err);
 } lkc_store_ops;
 
 /* Every store starts with this. */
@@ -201,6 +207,8 @@ lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *
 int lkc_hold_foreign(const lkc_hold *hold);
 /* Drops a hold of a parent process locally, leaving the parent's hold alone. */
 void lkc_abandon(lkc_store *store, lkc_hold *hold);
+/* Waits, taking nothing, until nobody holds the resource (the store's wait_free). */
+lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err);
 
 /* flock store: one lock file per resource in directory (created with mode when missing). */
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);

@@ -515,6 +515,46 @@ static lkc_rc lkc_sem_is_locked(lkc_store *store, const char *resource, size_t l
 	return LKC_OK;
 }
 
+/*
+ * Waits until the set of the resource has neither a writer nor a reader nor a
+ * waiting writer, with wait-for-zero operations that take nothing: the kernel
+ * wakes us on the release, and a writer that waits is served first.
+ */
+static lkc_rc lkc_sem_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	uint64_t deadline = 0;
+	int32_t key;
+	int missing, id, r;
+
+	(void) store;
+	if (lkc_sem_key_of(resource, len, &key) != 0) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
+	}
+	wait_ms = wait_ms > LKC_SEM_WAIT_MAX ? LKC_WAIT_FOREVER : wait_ms;
+	if (wait_ms > 0) {
+		deadline = lkc_now_ns() + (uint64_t) wait_ms * 1000000u;
+	}
+	id = lkc_sem_find(key, &missing, err);
+	if (id < 0) {
+		/* No set: nobody ever held it, or it was removed while idle. */
+		return missing ? LKC_OK : err->code;
+	}
+	{
+		/* No waiting writer either: one queued before us is served before we call the resource free. */
+		struct sembuf ops[] = {
+			{ LKC_SEM_WRITER, 0, 0 },
+			{ LKC_SEM_READERS, 0, 0 },
+			{ LKC_SEM_WAITING, 0, 0 },
+		};
+		r = lkc_sem_apply(id, ops, 3, wait_ms, deadline);
+	}
+	/* A set removed under the wait had nobody left in it (or was broken by force_release): free. */
+	if (r == 0 || lkc_sem_removed(r)) {
+		return LKC_OK;
+	}
+	return lkc_sem_wait_rc(r, key, err);
+}
+
 /* Breaks every holder of the resource by removing its set. */
 static lkc_rc lkc_sem_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
@@ -564,4 +604,5 @@ static const lkc_store_ops lkc_sem_ops = {
 	.force_release = lkc_sem_force_release,
 	.abandon = lkc_sem_abandon,
 	.destroy = lkc_sem_destroy,
+	.wait_free = lkc_sem_wait_free,
 };
