@@ -8,6 +8,7 @@ use Drupal\Core\Lock\LockBackendInterface;
 use Drupal\Core\Site\Settings;
 use Lock\Adapter\Drupal\LockBackend;
 use Lock\Adapter\Drupal\PersistentLockBackend;
+use Lock\Adapter\Drupal\ReleaseAtRequestEnd;
 use Lock\Adapter\Drupal\StoreFactory;
 use Lock\Adapter\Drupal\Tests\Support\Env;
 use Lock\Factory;
@@ -74,11 +75,19 @@ final class StoreFactoryTest extends TestCase
         self::assertInstanceOf(PersistentLockBackend::class, $persistent);
         self::assertInstanceOf(LockBackendInterface::class, $persistent);
         self::assertInstanceOf(Factory::class, $get('lock_ext.factory'));
+        self::assertInstanceOf(ReleaseAtRequestEnd::class, $get('lock_ext.release_at_request_end'));
         self::assertSame([['name' => 'backend_overridable']], $file['services']['lock']['tags']);
 
         $name = Env::name();
         self::assertTrue($lock->acquire($name));
         self::assertFalse($persistent->acquire($name));
-        $lock->release($name);
+
+        $subscriber = $get('lock_ext.release_at_request_end');
+        self::assertSame([['name' => 'event_subscriber']], $file['services']['lock_ext.release_at_request_end']['tags']);
+        foreach ($subscriber::getSubscribedEvents() as $event => [$method]) {
+            self::assertSame('kernel.terminate', $event);
+            $subscriber->$method();
+        }
+        self::assertTrue($lock->lockMayBeAvailable($name), 'released when the kernel ends the request');
     }
 }

@@ -20,7 +20,7 @@ manifest=$(cat <<JSON
 {
     "name": "lock/test-$adapter",
     "description": "test-only: PHPUnit and the autoloader for adapters/$adapter",
-    "require-dev": { "phpunit/phpunit": "^10.5", "symfony/yaml": "^6.4 || ^7.0" },
+    "require-dev": { "phpunit/phpunit": "^10.5", "symfony/yaml": "^6.4 || ^7.0", "symfony/event-dispatcher": "^6.4 || ^7.0" },
     "autoload": { "psr-4": {
         "Lock\\\\Adapter\\\\Drupal\\\\": "../../$adapter/src/",
         "Lock\\\\Adapter\\\\Drupal\\\\Tests\\\\": "../../$adapter/tests/",
