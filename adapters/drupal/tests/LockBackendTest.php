@@ -14,6 +14,11 @@ use PHPUnit\Framework\TestCase;
 
 final class LockBackendTest extends TestCase
 {
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
     public static function stores(): array
     {
         return Env::stores();

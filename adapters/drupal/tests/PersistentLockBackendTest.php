@@ -15,6 +15,11 @@ use PHPUnit\Framework\TestCase;
 
 final class PersistentLockBackendTest extends TestCase
 {
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
     private static function persistent(string $store = 'redis'): PersistentLockBackend
     {
         return new PersistentLockBackend(Factory::fromDsn(Env::dsn($store)));

@@ -18,6 +18,11 @@ use Symfony\Component\Yaml\Yaml;
 
 final class StoreFactoryTest extends TestCase
 {
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
     public function testBuildsTheFactoryFromSettings(): void
     {
         $factory = StoreFactory::fromSettings(new Settings(['lock_ext' => ['dsn' => Env::dsn('redis')]]));

@@ -13,6 +13,11 @@ use PHPUnit\Framework\TestCase;
 
 final class LockMutexTest extends TestCase
 {
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
     public static function stores(): array
     {
         return Env::stores();

@@ -20,6 +20,11 @@ use Yiisoft\Mutex\Synchronizer;
 
 final class LockMutexTest extends TestCase
 {
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
     public static function stores(): array
     {
         return Env::stores();

@@ -12,6 +12,9 @@ final class Env
 {
     private static ?string $run = null;
 
+    /** @var list<string> names given out since the last cleanUp() */
+    private static array $names = [];
+
     /** @return array<string, array{string}> a data provider: one case per store */
     public static function stores(): array
     {
@@ -33,7 +36,24 @@ final class Env
     /** A resource name no other test or run uses (semaphores are machine-wide). */
     public static function name(string $what = 'r'): string
     {
-        return self::run() . '-' . $what . '-' . bin2hex(random_bytes(4));
+        return self::$names[] = self::run() . '-' . $what . '-' . bin2hex(random_bytes(4));
+    }
+
+    /**
+     * Removes the semaphore sets of the names given out (they stay in the kernel
+     * until forceRelease() or ipcrm); for a test's tearDown().
+     */
+    public static function cleanUp(): void
+    {
+        $names = self::$names;
+        self::$names = [];
+        if ($names === []) {
+            return;
+        }
+        $semaphores = new \Lock\Store\SemaphoreStore();
+        foreach ($names as $name) {
+            $semaphores->forceRelease($name);
+        }
     }
 
     public static function redisPort(): int
@@ -72,6 +92,19 @@ final class Env
 
     private static function run(): string
     {
-        return self::$run ??= 'lockad-' . getmypid() . '-' . bin2hex(random_bytes(3));
+        if (self::$run === null) {
+            self::$run = 'lockad-' . getmypid() . '-' . bin2hex(random_bytes(3));
+            $directory = sys_get_temp_dir() . '/' . self::$run;
+            register_shutdown_function(static function () use ($directory): void {
+                foreach (glob($directory . '/*') ?: [] as $file) {
+                    unlink($file);
+                }
+                if (is_dir($directory)) {
+                    rmdir($directory);
+                }
+            });
+        }
+
+        return self::$run;
     }
 }
