@@ -1,0 +1,180 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Drupal;
+
+use Drupal\Core\Lock\LockBackendInterface;
+use Lock\ExpiredException;
+use Lock\Factory;
+use Lock\Lock;
+use Lock\LockException;
+use Lock\LostException;
+
+/**
+ * Drupal's `lock` service over the lock extension: holds of one request,
+ * released by release(), by releaseAll() at the end of the request, or when
+ * their TTL (acquire()'s $timeout) runs out on stores with expiry.
+ */
+class LockBackend implements LockBackendInterface
+{
+    /** Polling interval bounds of wait() on an extension without Store::waitUntilFree(), seconds. */
+    private const POLL_FIRST = 0.002;
+    private const POLL_MAX = 0.05;
+
+    /** @var array<string, Lock> the holds taken through this object, by name */
+    protected array $locks = [];
+
+    protected ?string $lockId = null;
+
+    private static ?bool $callerOwners = null;
+
+    public function __construct(protected readonly Factory $factory)
+    {
+        $this->releaseAtRequestEnd();
+    }
+
+    /** Registers releaseAll() to run at the end of the request, as Drupal's DatabaseLockBackend does. */
+    protected function releaseAtRequestEnd(): void
+    {
+        $release = [$this, 'releaseAll'];
+        if (function_exists('drupal_register_shutdown_function')) {
+            drupal_register_shutdown_function($release);
+        } else {
+            register_shutdown_function($release);
+        }
+    }
+
+    /**
+     * Takes $name for $timeout seconds (at least 1 ms); a second acquire of a
+     * name held here renews it for $timeout from now. false when someone else
+     * holds it, or when the renewal finds the hold expired or lost.
+     * Stores without expiry (flock, semaphore) hold until release.
+     */
+    public function acquire($name, $timeout = 30.0)
+    {
+        $name = (string) $name;
+        $ttl = max((float) $timeout, 0.001);
+        $held = $this->locks[$name] ?? null;
+        if ($held !== null) {
+            try {
+                $held->refresh($ttl);
+
+                return true;
+            } catch (ExpiredException) {
+                unset($this->locks[$name]);
+
+                return false;
+            }
+        }
+        $lock = $this->createLock($name, $ttl);
+        if (!$lock->acquire()) {
+            return false;
+        }
+        $this->locks[$name] = $lock;
+
+        return true;
+    }
+
+    /** Nobody holds $name right now (this request included). */
+    public function lockMayBeAvailable($name)
+    {
+        return !$this->factory->getStore()->isLocked((string) $name);
+    }
+
+    /**
+     * Waits until nobody holds $name, up to $delay seconds, without taking it.
+     * true: still held after $delay; false: it may be available (acquire it).
+     *
+     * On an extension with Store::waitUntilFree() the wait is the store's
+     * own, woken by the release; on one without, the store is asked every few
+     * milliseconds (2 ms at first, doubling up to 50 ms).
+     */
+    public function wait($name, $delay = 30)
+    {
+        $name = (string) $name;
+        $delay = (float) $delay;
+        $store = $this->factory->getStore();
+        if (!($delay > 0.0)) {
+            return $store->isLocked($name);
+        }
+        if (method_exists($store, 'waitUntilFree')) {
+            return !$store->waitUntilFree($name, $delay);
+        }
+        $deadline = hrtime(true) + (int) ($delay * 1e9);
+        $pause = self::POLL_FIRST;
+        while ($store->isLocked($name)) {
+            $left = ($deadline - hrtime(true)) / 1e9;
+            if ($left <= 0.0) {
+                return true;
+            }
+            usleep((int) (min($pause, $left) * 1e6));
+            $pause = min($pause * 2, self::POLL_MAX);
+        }
+
+        return false;
+    }
+
+    /** Gives up $name if held here; silent when it was not, or had expired or been broken. */
+    public function release($name)
+    {
+        $name = (string) $name;
+        $lock = $this->locks[$name] ?? null;
+        if ($lock === null) {
+            return;
+        }
+        unset($this->locks[$name]);
+        try {
+            $lock->release();
+        } catch (ExpiredException) {
+            // Gone already: nothing to give up.
+        }
+    }
+
+    /**
+     * Gives up every hold taken through this object; called at the end of the
+     * request. Another request's lock id releases nothing: this backend knows
+     * only its own holds. Never throws (a store found down is left to the TTL).
+     */
+    public function releaseAll($lockId = null)
+    {
+        if ($lockId !== null && $lockId !== $this->getLockId()) {
+            return;
+        }
+        $locks = $this->locks;
+        $this->locks = [];
+        foreach ($locks as $lock) {
+            try {
+                $lock->release();
+            } catch (LockException) {
+                // Expired, lost or unreachable: nothing more to do at request end.
+            }
+        }
+    }
+
+    public function getLockId()
+    {
+        return $this->lockId ??= bin2hex(random_bytes(16));
+    }
+
+    /** The extension's lock behind a hold of this request (fencing token, lifetime), or null. */
+    public function getLock(string $name): ?Lock
+    {
+        return $this->locks[$name] ?? null;
+    }
+
+    protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock
+    {
+        if (self::callerOwners()) {
+            return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId());
+        }
+
+        return $this->factory->createLock($name, $ttl, $autoRelease);
+    }
+
+    /** Whether this build of the extension takes owners chosen by the caller. */
+    protected static function callerOwners(): bool
+    {
+        return self::$callerOwners ??= (new \ReflectionMethod(Factory::class, 'createLock'))->getNumberOfParameters() >= 4;
+    }
+}

@@ -1,0 +1,88 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Drupal;
+
+use Lock\ExpiredException;
+use Lock\Factory;
+use Lock\Lock;
+use Lock\Store;
+
+/**
+ * Drupal's `lock.persistent` service: holds that outlive the request, under
+ * one lock id shared by every request ('persistent', as Drupal's own), so that
+ * a later request can release them. Only on stores whose holds are not bound
+ * to a process (Redis): on flock or semaphore, acquire() and release() throw
+ * UnsupportedStoreException naming the store.
+ */
+class PersistentLockBackend extends LockBackend
+{
+    public function __construct(Factory $factory, string $lockId = 'persistent')
+    {
+        parent::__construct($factory);
+        if ($lockId === '' || strlen($lockId) > 255) {
+            throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($lockId) must be 1 to 255 bytes', self::class));
+        }
+        $this->lockId = $lockId;
+    }
+
+    public function acquire($name, $timeout = 30.0)
+    {
+        $this->assertStoreOutlivesProcess();
+
+        return parent::acquire($name, $timeout);
+    }
+
+    /**
+     * Gives up a persistent hold of $name, whichever request took it. On an
+     * extension without owners chosen by the caller, a hold taken by another
+     * request is broken with Store::forceRelease(), whoever holds it.
+     */
+    public function release($name)
+    {
+        $this->assertStoreOutlivesProcess();
+        $name = (string) $name;
+        if (isset($this->locks[$name])) {
+            parent::release($name);
+
+            return;
+        }
+        if (!self::callerOwners()) {
+            $store = $this->factory->getStore();
+            if ($store->isLocked($name)) {
+                $store->forceRelease($name);
+            }
+
+            return;
+        }
+        try {
+            $this->factory->restoreLock($name, $this->getLockId(), false, false)->release();
+        } catch (ExpiredException) {
+            // Not held under the persistent lock id: nothing of ours to give up.
+        }
+    }
+
+    /** Holds stay when the request ends. */
+    protected function releaseAtRequestEnd(): void
+    {
+    }
+
+    protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock
+    {
+        return parent::createLock($name, $ttl, false);
+    }
+
+    private function assertStoreOutlivesProcess(): void
+    {
+        $store = $this->factory->getStore();
+        if ($store->supports(Store::PROCESS_BOUND)) {
+            throw new UnsupportedStoreException(sprintf(
+                "lock.persistent needs holds that outlive the request, but %s frees a hold when its process ends "
+                . "and cannot hand it to another request: set \$settings['lock_ext']['dsn'] to a store without "
+                . 'Lock\Store::PROCESS_BOUND (redis://...)',
+                get_class($store),
+            ));
+        }
+    }
+}

@@ -1,0 +1,133 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Drupal\Tests;
+
+use Lock\Adapter\Drupal\LockBackend;
+use Lock\Adapter\Drupal\PersistentLockBackend;
+use Lock\Adapter\Drupal\Tests\Support\Env;
+use Lock\Adapter\Drupal\UnsupportedStoreException;
+use Lock\Factory;
+use PHPUnit\Framework\Attributes\DataProvider;
+use PHPUnit\Framework\Attributes\Group;
+use PHPUnit\Framework\TestCase;
+
+final class PersistentLockBackendTest extends TestCase
+{
+    protected function tearDown(): void
+    {
+        Env::cleanUp();
+    }
+
+    private static function persistent(string $store = 'redis'): PersistentLockBackend
+    {
+        return new PersistentLockBackend(Factory::fromDsn(Env::dsn($store)));
+    }
+
+    public static function processBound(): array
+    {
+        return ['flock' => ['flock', 'Lock\Store\FlockStore'], 'semaphore' => ['semaphore', 'Lock\Store\SemaphoreStore']];
+    }
+
+    #[DataProvider('processBound')]
+    public function testRefusesAProcessBoundStore(string $store, string $class): void
+    {
+        $backend = self::persistent($store);
+        foreach (['acquire', 'release'] as $method) {
+            try {
+                $backend->$method(Env::name());
+                self::fail("$method(): UnsupportedStoreException expected");
+            } catch (UnsupportedStoreException $e) {
+                self::assertStringContainsString($class, $e->getMessage());
+                self::assertStringContainsString('lock.persistent', $e->getMessage());
+            }
+        }
+        self::assertTrue($backend->lockMayBeAvailable(Env::name()));
+    }
+
+    public function testTheLockIdIsSharedByAllRequests(): void
+    {
+        self::assertSame('persistent', self::persistent()->getLockId());
+        self::assertSame('site-a', (new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), 'site-a'))->getLockId());
+    }
+
+    public function testRefusesABadLockId(): void
+    {
+        $this->expectException(\ValueError::class);
+        new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), '');
+    }
+
+    public function testAHoldOutlivesTheRequestAndAnotherRequestReleasesIt(): void
+    {
+        $name = Env::name();
+        $child = Env::child(<<<'PHP'
+            $lock = new Lock\Adapter\Drupal\PersistentLockBackend(Lock\Factory::fromDsn($argv[1]));
+            echo $lock->acquire($argv[2], 60.0) ? "held\n" : "refused\n";
+            PHP, Env::dsn('redis'), $name);
+        self::assertSame('held', $child->line());
+        self::assertSame(0, $child->wait());
+
+        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        self::assertFalse($request->acquire($name), 'still held after the request ended');
+        $persistent = self::persistent();
+        self::assertFalse($persistent->acquire($name), 'held by an earlier request, as in Drupal\'s own backend');
+        $persistent->release($name);
+        self::assertTrue($request->lockMayBeAvailable($name));
+        self::assertTrue($persistent->acquire($name));
+        self::assertTrue($persistent->acquire($name, 60.0), 'a second acquire in the request renews');
+        $persistent->releaseAll();
+        self::assertTrue($request->lockMayBeAvailable($name));
+    }
+
+    public function testTheTimeoutIsTheLifetime(): void
+    {
+        $name = Env::name();
+        $persistent = self::persistent();
+        self::assertTrue($persistent->acquire($name, 0.2));
+        usleep(400000);
+        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        self::assertTrue($request->acquire($name));
+        self::assertFalse($persistent->acquire($name), 'the renewal of a lost hold fails');
+        $request->release($name);
+    }
+
+    public function testWaitEndsWhenAnotherRequestReleases(): void
+    {
+        $name = Env::name();
+        $child = Env::child(<<<'PHP'
+            $lock = new Lock\Adapter\Drupal\PersistentLockBackend(Lock\Factory::fromDsn($argv[1]));
+            echo $lock->acquire($argv[2], 60.0) ? "held\n" : "refused\n";
+            usleep(300000);
+            $lock->release($argv[2]);
+            echo "released\n";
+            PHP, Env::dsn('redis'), $name);
+        self::assertSame('held', $child->line());
+        $persistent = self::persistent();
+        self::assertFalse($persistent->wait($name, 10));
+        self::assertTrue($persistent->lockMayBeAvailable($name));
+        self::assertSame('released', $child->line());
+        self::assertSame(0, $child->wait());
+    }
+
+    #[Group('needs-ext')]
+    public function testReleaseNeverBreaksARequestsHold(): void
+    {
+        $name = Env::name();
+        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        self::assertTrue($request->acquire($name));
+        self::persistent()->release($name);
+        self::assertFalse($request->lockMayBeAvailable($name), 'lock.persistent releases only its own holds');
+        $request->release($name);
+    }
+
+    #[Group('needs-ext')]
+    public function testHoldsCarryThePersistentLockId(): void
+    {
+        $name = Env::name();
+        $persistent = self::persistent();
+        $persistent->acquire($name);
+        self::assertSame('persistent', $persistent->getLock($name)->getOwner());
+        $persistent->release($name);
+    }
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs this adapter's PHPUnit suite against the extension built in this checkout
+# (modules/lock.so; scripts/build.sh builds it).
+#   LOCK_TEST_REDIS_PORT  a redis-server to use; without it one is started on a free port
+#   LOCK_ADAPTERS_NEEDS_EXT=1  also run the group needs-ext (extension features still to come)
+# PHPUnit goes into adapters/.vendor/<adapter>/ (git-ignored) with a test-only composer.json.
+set -euo pipefail
+
+adapter=drupal
+here=$(cd "$(dirname "$0")" && pwd)
+adapters=$(cd "$here/../.." && pwd)
+repo=$(cd "$adapters/.." && pwd)
+so=${LOCK_TEST_EXT:-$repo/modules/lock.so}
+vendor=$adapters/.vendor/$adapter
+
+[ -f "$so" ] || { echo "run.sh: $so is missing: run scripts/build.sh first" >&2; exit 1; }
+
+mkdir -p "$vendor"
+manifest=$(cat <<JSON
+{
+    "name": "lock/test-$adapter",
+    "description": "test-only: PHPUnit and the autoloader for adapters/$adapter",
+    "require-dev": { "phpunit/phpunit": "^10.5", "symfony/yaml": "^6.4 || ^7.0", "symfony/event-dispatcher": "^6.4 || ^7.0" },
+    "autoload": { "psr-4": {
+        "Lock\\\\Adapter\\\\Drupal\\\\": "../../$adapter/src/",
+        "Lock\\\\Adapter\\\\Drupal\\\\Tests\\\\": "../../$adapter/tests/",
+        "Drupal\\\\": "../../$adapter/tests/stubs/Drupal/"
+    } },
+    "config": { "allow-plugins": false, "sort-packages": true }
+}
+JSON
+)
+if [ ! -f "$vendor/vendor/autoload.php" ] || [ "$(cat "$vendor/composer.json" 2>/dev/null)" != "$manifest" ]; then
+    printf '%s\n' "$manifest" > "$vendor/composer.json"
+    (cd "$vendor" && composer update --no-interaction --no-progress --quiet)
+fi
+
+redis_pid=
+cleanup() { if [ -n "$redis_pid" ]; then kill "$redis_pid" 2>/dev/null || true; wait "$redis_pid" 2>/dev/null || true; fi; }
+trap cleanup EXIT
+if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
+    LOCK_TEST_REDIS_PORT=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);')
+    redis-server --port "$LOCK_TEST_REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no >/dev/null &
+    redis_pid=$!
+    for _ in $(seq 50); do
+        redis-cli -p "$LOCK_TEST_REDIS_PORT" ping >/dev/null 2>&1 && break
+        sleep 0.1
+    done
+fi
+export LOCK_TEST_REDIS_PORT LOCK_TEST_EXT=$so LOCK_TEST_AUTOLOAD=$vendor/vendor/autoload.php
+
+groups=(--exclude-group needs-ext)
+[ "${LOCK_ADAPTERS_NEEDS_EXT:-}" = 1 ] && groups=()
+
+php -d extension="$so" "$vendor/vendor/bin/phpunit" -c "$here/phpunit.xml" "${groups[@]}" "$@"

@@ -1,0 +1,122 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Yii2;
+
+use Lock\ExpiredException;
+use Lock\Factory;
+use Lock\Lock;
+use yii\mutex\Mutex;
+
+/**
+ * Yii 2's `mutex` component over the lock extension.
+ *
+ * ```php
+ * 'components' => [
+ *     'mutex' => [
+ *         'class' => \Lock\Adapter\Yii2\LockMutex::class,
+ *         'dsn' => 'redis://127.0.0.1:6379?prefix=myapp:',
+ *         'ttl' => 30.0,
+ *     ],
+ * ],
+ * ```
+ *
+ * acquire($name, $timeout) waits up to $timeout seconds in the store's native
+ * wait (woken by the release), not in Yii's 50 ms retry loop.
+ */
+class LockMutex extends Mutex
+{
+    /** Where the locks live: any DSN Lock\Factory::fromDsn() takes. */
+    public string $dsn = 'flock:';
+
+    /**
+     * Seconds a hold lasts unless released, on stores with expiry (Redis).
+     * null: no expiry. Stores without expiry (flock, semaphore) hold until
+     * release or the end of the process whatever this says.
+     */
+    public ?float $ttl = 30.0;
+
+    /** A ready factory; when set, $dsn is not used. */
+    public ?Factory $factory = null;
+
+    /** @var array<string, Lock> the holds this component took, by name */
+    private array $holds = [];
+
+    /** Set by releaseLock() when the hold it gave up had expired or been broken. */
+    private bool $releasedLost = false;
+
+    public function init(): void
+    {
+        if ($this->ttl !== null && !($this->ttl > 0.0 && is_finite($this->ttl))) {
+            throw new \ValueError(sprintf('%s::$ttl must be a positive number of seconds or null', static::class));
+        }
+        $this->factory ??= Factory::fromDsn($this->dsn);
+        parent::init();
+    }
+
+    /**
+     * The extension's lock behind a hold of this component (fencing token,
+     * remaining lifetime), or null when $name is not held here.
+     */
+    public function getLock(string $name): ?Lock
+    {
+        return $this->holds[$name] ?? null;
+    }
+
+    /**
+     * Releases $name. false when it is not held here, or when the hold had
+     * expired or been broken meanwhile (as Yii's RedisMutex answers for a
+     * lost key); either way the name is free to acquire again afterwards.
+     */
+    public function release($name)
+    {
+        $this->releasedLost = false;
+
+        return parent::release($name) && !$this->releasedLost;
+    }
+
+    /**
+     * @param string $name
+     * @param int|float $timeout seconds to wait; 0 (or less): one attempt
+     */
+    protected function acquireLock($name, $timeout = 0): bool
+    {
+        $name = (string) $name;
+        if (isset($this->holds[$name])) {
+            // Not re-entrant, like Yii's own mutexes: a second acquire of a
+            // name held here fails at once instead of waiting for itself.
+            return false;
+        }
+        $lock = $this->factory->createLock($name, $this->ttl, (bool) $this->autoRelease);
+        $timeout = (float) $timeout;
+        $acquired = $timeout > 0.0 ? $lock->acquire(true, $timeout) : $lock->acquire();
+        if ($acquired) {
+            $this->holds[$name] = $lock;
+        }
+
+        return $acquired;
+    }
+
+    /**
+     * false when $name is not held here. A hold found expired or broken is
+     * gone all the same: true here, so that Yii's base class forgets the
+     * name, and release() answers false.
+     */
+    protected function releaseLock($name): bool
+    {
+        $name = (string) $name;
+        $lock = $this->holds[$name] ?? null;
+        if ($lock === null) {
+            return false;
+        }
+        unset($this->holds[$name]);
+        try {
+            $lock->release();
+        } catch (ExpiredException) {
+            $this->releasedLost = true;
+        }
+
+        return true;
+    }
+}
