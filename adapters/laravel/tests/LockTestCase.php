@@ -208,6 +208,31 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($this->native()->isLocked($this->name . '2'));
     }
 
+    /**
+     * The scheduler's withoutOverlapping() and onOneServer(): their mutexes take a hold through a
+     * lock object they drop at once, and free it from another lock object (forceRelease()).
+     */
+    protected function schedulerMutexes(): void
+    {
+        $cache = \Illuminate\Container\Container::getInstance()->make('cache');
+        $mutex = new \Illuminate\Console\Scheduling\CacheEventMutex($cache);
+        $event = new \Illuminate\Console\Scheduling\Event($mutex, 'lock-adapters-test ' . $this->name);
+
+        self::assertFalse($mutex->exists($event));
+        self::assertTrue($mutex->create($event));
+        self::assertTrue($mutex->exists($event), 'the hold outlives the lock object that took it');
+        self::assertFalse($mutex->create($event));
+        $mutex->forget($event);
+        self::assertFalse($mutex->exists($event));
+
+        $scheduling = new \Illuminate\Console\Scheduling\CacheSchedulingMutex($cache);
+        $time = new \DateTimeImmutable();
+        self::assertTrue($scheduling->create($event, $time));
+        self::assertTrue($scheduling->exists($event, $time));
+        self::assertFalse($scheduling->create($event, $time), 'onOneServer(): one run per minute');
+        $this->native()->forceRelease($event->mutexName() . $time->format('Hi'));
+    }
+
     /** release() after forceRelease() broke our hold: false. */
     protected function releaseAfterForceRelease(): void
     {

@@ -45,6 +45,13 @@ abstract class ProcessBoundLockTestCase extends LockTestCase
         $lock->release();
     }
 
+    /** Within one server and one process's lifetime (the scheduler's own process), once holds outlive their object. */
+    #[Group('needs-ext')]
+    public function testSchedulerMutexes(): void
+    {
+        $this->schedulerMutexes();
+    }
+
     #[Group('needs-ext')]
     public function testRestoreLockInTheSameProcess(): void
     {

@@ -71,6 +71,11 @@ final class RedisLockTest extends LockTestCase
         self::assertFalse($lock->release());
     }
 
+    public function testSchedulerMutexes(): void
+    {
+        $this->schedulerMutexes();
+    }
+
     public function testReleaseAfterForceReleaseIsFalse(): void
     {
         $this->releaseAfterForceRelease();
