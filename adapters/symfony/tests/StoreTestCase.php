@@ -163,6 +163,25 @@ abstract class StoreTestCase extends TestCase
         self::assertFalse($second->isLocked($resource));
     }
 
+    public function testForkedChildLeavesTheParentsHold(): void
+    {
+        $out = Child::run(<<<'PHP'
+            $native = Lock\Adapter\Symfony\Tests\Support\Stores::create($args['kind']);
+            $lock = (new Symfony\Component\Lock\LockFactory(new Lock\Adapter\Symfony\ExtensionStore($native)))->createLock($args['resource']);
+            $lock->acquire();
+            $pid = pcntl_fork();
+            if ($pid === 0) {
+                // Symfony's autoRelease runs in the child too: it must not free the parent's hold.
+                unset($lock);
+                exit(0);
+            }
+            pcntl_waitpid($pid, $status);
+            echo $native->isLocked($args['resource']) && $lock->isAcquired() ? 'kept' : 'lost';
+            $lock->release();
+            PHP, ['kind' => static::kind(), 'resource' => $this->resource]);
+        self::assertSame('kept', $out);
+    }
+
     /** A child process that holds $this->resource through the adapter, for $seconds, then releases it. */
     protected function holdInChild(float $seconds): Child
     {
