@@ -31,6 +31,15 @@ final class RedisLockTest extends LockTestCase
         StoreFactory::create(['connection' => 'missing'], []);
     }
 
+    public function testAStoreDecoratingItselfIsRefused(): void
+    {
+        $config = \Illuminate\Container\Container::getInstance()->make('config');
+        $config->set('cache.stores.loop', ['driver' => 'lock-ext', 'cache_store' => 'loop', 'connection' => 'locks']);
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage('needs a "cache_store"');
+        Cache::store('loop');
+    }
+
     public function testExpiredHoldIsNotOurs(): void
     {
         $a = Cache::lock($this->name, 1);
