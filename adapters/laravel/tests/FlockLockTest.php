@@ -1,0 +1,21 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Laravel\Tests;
+
+use PHPUnit\Framework\Attributes\Group;
+
+final class FlockLockTest extends ProcessBoundLockTestCase
+{
+    protected static function kind(): string
+    {
+        return 'flock';
+    }
+
+    #[Group('needs-ext')]
+    public function testReleaseAfterForceReleaseIsFalse(): void
+    {
+        $this->releaseAfterForceRelease();
+    }
+}

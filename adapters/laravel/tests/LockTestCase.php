@@ -1,0 +1,244 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Laravel\Tests;
+
+use Illuminate\Contracts\Cache\LockTimeoutException;
+use Illuminate\Queue\Middleware\WithoutOverlapping;
+use Illuminate\Support\Facades\Cache;
+use Lock\Adapter\Laravel\ExtensionLock;
+use Lock\Adapter\Laravel\ExtensionStore;
+use Lock\Adapter\Laravel\Tests\Support\App;
+use Lock\Adapter\Laravel\Tests\Support\Child;
+use Lock\Store;
+use PHPUnit\Framework\Attributes\Group;
+use PHPUnit\Framework\TestCase;
+
+/** Laravel's cache lock contract on every store of the extension, through the Cache facade. */
+abstract class LockTestCase extends TestCase
+{
+    protected string $name;
+
+    abstract protected static function kind(): string;
+
+    protected function setUp(): void
+    {
+        App::boot(static::kind());
+        $this->name = 'lv-' . bin2hex(random_bytes(8));
+    }
+
+    protected function native(): Store
+    {
+        $store = Cache::store()->getStore();
+        self::assertInstanceOf(ExtensionStore::class, $store);
+
+        return $store->getFactory()->getStore();
+    }
+
+    public function testLockIsTheExtensions(): void
+    {
+        self::assertInstanceOf(ExtensionLock::class, Cache::lock($this->name, 10));
+        self::assertInstanceOf(\Illuminate\Cache\Lock::class, Cache::lock($this->name, 10));
+    }
+
+    public function testGetConflictsAndRelease(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        $b = Cache::lock($this->name, 10);
+
+        self::assertTrue($a->get());
+        self::assertTrue($this->native()->isLocked($this->name));
+        self::assertFalse($b->get());
+        self::assertFalse($a->get(), 'get() on a hold already taken by this lock is false, as with RedisLock');
+        self::assertTrue($a->release());
+        self::assertFalse($a->release(), 'nothing left to release');
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertTrue($b->get());
+        self::assertTrue($b->release());
+    }
+
+    public function testGetWithCallbackReleases(): void
+    {
+        $result = Cache::lock($this->name, 10)->get(function () {
+            self::assertTrue($this->native()->isLocked($this->name));
+            self::assertFalse(Cache::lock($this->name, 10)->get());
+
+            return 'done';
+        });
+        self::assertSame('done', $result);
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testReleaseOfAHoldNotOursIsFalse(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        self::assertTrue($a->get());
+        self::assertFalse(Cache::lock($this->name, 10)->release());
+        self::assertTrue($this->native()->isLocked($this->name));
+        $a->release();
+    }
+
+    public function testOwnership(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        $b = Cache::lock($this->name, 10);
+        self::assertNotSame($a->owner(), $b->owner());
+        self::assertFalse($a->isOwnedByCurrentProcess());
+        self::assertTrue($a->get());
+        self::assertTrue($a->isOwnedByCurrentProcess());
+        self::assertTrue($a->isOwnedBy($a->owner()));
+        self::assertFalse($b->isOwnedByCurrentProcess());
+        self::assertFalse($a->isOwnedBy($b->owner()));
+        self::assertFalse($a->isOwnedBy('not an owner'));
+        $a->release();
+        self::assertFalse($a->isOwnedByCurrentProcess());
+    }
+
+    public function testForceRelease(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        self::assertTrue($a->get());
+        Cache::lock($this->name)->forceRelease();
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertTrue(Cache::lock($this->name, 10)->get());
+        $this->native()->forceRelease($this->name);
+    }
+
+    public function testSecondsZeroMeansNoExpiry(): void
+    {
+        $lock = Cache::lock($this->name, 0);
+        self::assertTrue($lock->get());
+        self::assertNull($lock->getExtensionLock()->getTtl());
+        self::assertNull($lock->getExtensionLock()->getRemainingLifetime());
+        self::assertTrue($lock->release());
+    }
+
+    public function testBlockTimesOut(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        self::assertTrue($a->get());
+        try {
+            Cache::lock($this->name, 10)->block(0.2);
+            self::fail('block() acquired a held lock');
+        } catch (LockTimeoutException) {
+            $this->addToAssertionCount(1);
+        }
+        $a->release();
+    }
+
+    public function testBlockIsWokenByAReleaseInAnotherProcess(): void
+    {
+        $child = $this->holdInChild(0.3);
+        // Laravel's own loop would sleep 10 s between attempts and so give up at once.
+        $lock = Cache::lock($this->name, 10)->betweenBlockedAttemptsSleepFor(10_000);
+        self::assertSame('done', $lock->block(5, fn () => 'done'));
+        self::assertSame('released', $child->finish());
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testOtherCacheCallsGoToTheConfiguredStore(): void
+    {
+        Cache::put('lv-key', 'value', 10);
+        self::assertSame('value', Cache::get('lv-key'));
+        self::assertSame('value', Cache::store('array')->get('lv-key'));
+        self::assertSame(2, Cache::increment('lv-count', 2));
+        Cache::forget('lv-key');
+        self::assertNull(Cache::store('array')->get('lv-key'));
+    }
+
+    public function testWithoutOverlapping(): void
+    {
+        $job = new class () {
+            public array $released = [];
+            public int $ran = 0;
+
+            public function release($delay = 0): void
+            {
+                $this->released[] = $delay;
+            }
+        };
+        $middleware = (new WithoutOverlapping($this->name))->releaseAfter(7)->expireAfter(60);
+        $middleware->handle($job, function ($job) use ($middleware) {
+            $job->ran++;
+            // The same job again while the first runs: released back to the queue, not run.
+            $middleware->handle($job, function ($job) {
+                $job->ran++;
+            });
+        });
+        self::assertSame(1, $job->ran);
+        self::assertSame([7], $job->released);
+        self::assertFalse($this->native()->isLocked($middleware->getLockKey($job)));
+    }
+
+    /** A child process that holds $this->name through Cache::lock() for $seconds, then releases it. */
+    protected function holdInChild(float $seconds): Child
+    {
+        $child = new Child(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot($args['kind']);
+            $lock = Illuminate\Support\Facades\Cache::lock($args['name'], 30);
+            if (!$lock->get()) { exit(2); }
+            echo "held\n";
+            usleep((int) ($args['seconds'] * 1e6));
+            $lock->release();
+            echo 'released';
+            PHP, ['kind' => static::kind(), 'name' => $this->name, 'seconds' => $seconds]);
+        self::assertSame('held', $child->readLine());
+
+        return $child;
+    }
+
+    /** Cache::funnel() (Laravel 12): owners of its own choosing (Str::random(20)) for its slots. */
+    protected function funnel(): void
+    {
+        if (!method_exists(\Illuminate\Cache\Repository::class, 'funnel')) {
+            self::markTestSkipped('Cache::funnel() arrived in Laravel 12');
+        }
+        $inner = null;
+        $result = Cache::funnel($this->name)->limit(2)->releaseAfter(60)->block(0)->then(function () use (&$inner) {
+            $inner = Cache::funnel($this->name)->limit(2)->releaseAfter(60)->block(0)->then(
+                fn () => Cache::funnel($this->name)->limit(2)->releaseAfter(60)->block(0)->then(fn () => 'third', fn () => 'full'),
+            );
+
+            return 'first';
+        });
+        self::assertSame('first', $result);
+        self::assertSame('full', $inner);
+        self::assertFalse($this->native()->isLocked($this->name . '1'));
+        self::assertFalse($this->native()->isLocked($this->name . '2'));
+    }
+
+    /**
+     * The scheduler's withoutOverlapping() and onOneServer(): their mutexes take a hold through a
+     * lock object they drop at once, and free it from another lock object (forceRelease()).
+     */
+    protected function schedulerMutexes(): void
+    {
+        $cache = \Illuminate\Container\Container::getInstance()->make('cache');
+        $mutex = new \Illuminate\Console\Scheduling\CacheEventMutex($cache);
+        $event = new \Illuminate\Console\Scheduling\Event($mutex, 'lock-adapters-test ' . $this->name);
+
+        self::assertFalse($mutex->exists($event));
+        self::assertTrue($mutex->create($event));
+        self::assertTrue($mutex->exists($event), 'the hold outlives the lock object that took it');
+        self::assertFalse($mutex->create($event));
+        $mutex->forget($event);
+        self::assertFalse($mutex->exists($event));
+
+        $scheduling = new \Illuminate\Console\Scheduling\CacheSchedulingMutex($cache);
+        $time = new \DateTimeImmutable();
+        self::assertTrue($scheduling->create($event, $time));
+        self::assertTrue($scheduling->exists($event, $time));
+        self::assertFalse($scheduling->create($event, $time), 'onOneServer(): one run per minute');
+        $this->native()->forceRelease($event->mutexName() . $time->format('Hi'));
+    }
+
+    /** release() after forceRelease() broke our hold: false. */
+    protected function releaseAfterForceRelease(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        self::assertTrue($a->get());
+        $this->native()->forceRelease($this->name);
+        self::assertFalse($a->release());
+    }
+}

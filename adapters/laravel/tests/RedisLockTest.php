@@ -1,0 +1,114 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Laravel\Tests;
+
+use Illuminate\Support\Facades\Cache;
+use Lock\Adapter\Laravel\StoreFactory;
+use Lock\Adapter\Laravel\Tests\Support\Child;
+use Lock\Store\RedisStore;
+use PHPUnit\Framework\Attributes\Group;
+
+/** Redis: expiry, holds restored by another process, configuration from config/database.php. */
+final class RedisLockTest extends LockTestCase
+{
+    protected static function kind(): string
+    {
+        return 'redis';
+    }
+
+    public function testConfiguredFromTheRedisConnection(): void
+    {
+        self::assertInstanceOf(RedisStore::class, $this->native());
+        $port = (int) getenv('LOCK_TEST_REDIS_PORT');
+        $factory = StoreFactory::create(['connection' => 'other'], ['other' => ['url' => 'redis://127.0.0.1:' . $port . '/1']]);
+        $lock = $factory->createLock($this->name);
+        self::assertTrue($lock->acquire());
+        $lock->release();
+
+        $this->expectException(\InvalidArgumentException::class);
+        StoreFactory::create(['connection' => 'missing'], []);
+    }
+
+    public function testAStoreDecoratingItselfIsRefused(): void
+    {
+        $config = \Illuminate\Container\Container::getInstance()->make('config');
+        $config->set('cache.stores.loop', ['driver' => 'lock-ext', 'cache_store' => 'loop', 'connection' => 'locks']);
+        $this->expectException(\InvalidArgumentException::class);
+        $this->expectExceptionMessage('needs a "cache_store"');
+        Cache::store('loop');
+    }
+
+    public function testExpiredHoldIsNotOurs(): void
+    {
+        $a = Cache::lock($this->name, 1);
+        self::assertTrue($a->get());
+        usleep(1_200_000);
+        $b = Cache::lock($this->name, 10);
+        self::assertTrue($b->get());
+        self::assertFalse($a->release());
+        self::assertTrue($b->isOwnedByCurrentProcess());
+        $b->release();
+    }
+
+    public function testRefresh(): void
+    {
+        $lock = Cache::lock($this->name, 5);
+        self::assertFalse($lock->refresh());
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->refresh(60));
+        self::assertGreaterThan(5.0, $lock->getExtensionLock()->getRemainingLifetime());
+        $this->native()->forceRelease($this->name);
+        self::assertFalse($lock->refresh());
+    }
+
+    public function testRestoreLockInAnotherProcess(): void
+    {
+        $lock = Cache::lock($this->name, 30);
+        self::assertTrue($lock->get());
+        $out = Child::run(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot('redis');
+            $restored = Illuminate\Support\Facades\Cache::restoreLock($args['name'], $args['owner']);
+            echo $restored->isOwnedByCurrentProcess() ? "owned\n" : "not owned\n";
+            echo Illuminate\Support\Facades\Cache::lock($args['name'], 30)->isOwnedBy($args['owner']) ? "owner seen\n" : "owner not seen\n";
+            echo $restored->release() ? "released\n" : "not released\n";
+            echo $restored->release() ? 'released again' : 'nothing left';
+            PHP, ['name' => $this->name, 'owner' => $lock->owner()]);
+        self::assertSame("owned\nowner seen\nreleased\nnothing left", $out);
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse($lock->release());
+    }
+
+    public function testSchedulerMutexes(): void
+    {
+        $this->schedulerMutexes();
+    }
+
+    public function testReleaseAfterForceReleaseIsFalse(): void
+    {
+        $this->releaseAfterForceRelease();
+    }
+
+    #[Group('needs-ext')]
+    public function testFunnel(): void
+    {
+        $this->funnel();
+    }
+
+    #[Group('needs-ext')]
+    public function testOwnersChosenByTheCaller(): void
+    {
+        $owner = 'queue-worker-7/' . bin2hex(random_bytes(8));
+        $lock = Cache::lock($this->name, 30, $owner);
+        self::assertSame($owner, $lock->owner());
+        self::assertTrue($lock->get());
+        self::assertFalse(Cache::lock($this->name, 30, $owner)->get(), 'a second lock of the same owner is refused, as with RedisLock');
+        self::assertTrue(Cache::restoreLock($this->name, $owner)->isOwnedByCurrentProcess());
+        self::assertTrue(Cache::restoreLock($this->name, $owner)->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+
+        $this->expectException(\ValueError::class);
+        Cache::lock($this->name, 30, str_repeat('x', 256))->get();
+    }
+}

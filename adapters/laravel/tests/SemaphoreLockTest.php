@@ -1,0 +1,18 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Laravel\Tests;
+
+final class SemaphoreLockTest extends ProcessBoundLockTestCase
+{
+    protected static function kind(): string
+    {
+        return 'semaphore';
+    }
+
+    public function testReleaseAfterForceReleaseIsFalse(): void
+    {
+        $this->releaseAfterForceRelease();
+    }
+}

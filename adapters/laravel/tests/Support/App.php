@@ -1,0 +1,58 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Laravel\Tests\Support;
+
+use Illuminate\Cache\CacheManager;
+use Illuminate\Config\Repository as Config;
+use Illuminate\Container\Container;
+use Illuminate\Support\Facades\Facade;
+use Lock\Adapter\Laravel\LockServiceProvider;
+
+/**
+ * The part of a Laravel application cache locks use: a container with config/cache.php and
+ * config/database.php, the cache manager, the facades and our service provider. The default
+ * cache store is `locks` (driver lock-ext) over the `array` store.
+ */
+final class App
+{
+    public static function boot(string $kind): Container
+    {
+        $port = getenv('LOCK_TEST_REDIS_PORT');
+        if ($port === false || $port === '') {
+            throw new \RuntimeException('LOCK_TEST_REDIS_PORT is not set: run the suite through adapters/test.sh');
+        }
+        $locks = ['driver' => 'lock-ext', 'cache_store' => 'array'] + match ($kind) {
+            'redis' => ['connection' => 'locks', 'prefix' => 'lock-adapters-laravel:'],
+            'flock' => ['dsn' => 'flock://' . sys_get_temp_dir() . '/lock-adapters-laravel'],
+            'semaphore' => ['dsn' => 'semaphore:'],
+        };
+
+        $app = new Container();
+        Container::setInstance($app);
+        $app->instance('config', new Config([
+            'cache' => [
+                'default' => 'locks',
+                'prefix' => 'lock_adapters_test',
+                'stores' => ['array' => ['driver' => 'array'], 'locks' => $locks],
+            ],
+            'database' => [
+                'redis' => [
+                    'client' => 'phpredis',
+                    'locks' => ['host' => '127.0.0.1', 'port' => (int) $port, 'database' => 0, 'timeout' => 2.0],
+                ],
+            ],
+        ]));
+        $app->singleton('cache', static fn ($app) => new CacheManager($app));
+        $app->singleton('cache.store', static fn ($app) => $app['cache']->driver());
+        $app->alias('cache', \Illuminate\Contracts\Cache\Factory::class);
+        $app->alias('cache.store', \Illuminate\Contracts\Cache\Repository::class);
+        (new LockServiceProvider($app))->register();
+
+        Facade::clearResolvedInstances();
+        Facade::setFacadeApplication($app);
+
+        return $app;
+    }
+}

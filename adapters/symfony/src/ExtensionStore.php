@@ -1,0 +1,191 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Symfony;
+
+use Lock\ExpiredException;
+use Lock\Factory;
+use Lock\Lock;
+use Lock\LockException;
+use Lock\StorageException;
+use Lock\Store;
+use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
+use Symfony\Component\Lock\BlockingStoreInterface;
+use Symfony\Component\Lock\Exception\InvalidTtlException;
+use Symfony\Component\Lock\Exception\LockConflictedException;
+use Symfony\Component\Lock\Exception\LockExpiredException;
+use Symfony\Component\Lock\Exception\LockReleasingException;
+use Symfony\Component\Lock\Exception\LockStorageException;
+use Symfony\Component\Lock\Key;
+
+/**
+ * A Symfony Lock store over any store of the lock extension (Redis, flock, semaphore, combined).
+ *
+ * Symfony's Lock keeps deciding: the TTL lives on the Key, autoRelease is Symfony's, and the
+ * extension's holds are taken without an automatic release of their own. Blocking acquires
+ * use the extension's native wait (woken by the release), never Symfony's retry loop.
+ */
+final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
+{
+    private readonly Factory $factory;
+    private readonly bool $expiring;
+    private readonly bool $processBound;
+
+    /**
+     * @param float $initialTtl seconds a hold lasts before Symfony's Lock refreshes it to its own TTL
+     *                          (expiring stores only), as for Symfony's own RedisStore
+     */
+    public function __construct(private readonly Store $store, private readonly float $initialTtl = 300.0)
+    {
+        if (!($initialTtl > 0.0) || is_infinite($initialTtl)) {
+            throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL. Got %s.', __METHOD__, $initialTtl));
+        }
+        $this->factory = new Factory($store, $initialTtl);
+        $this->expiring = $store->supports(Store::EXPIRING);
+        $this->processBound = $store->supports(Store::PROCESS_BOUND);
+    }
+
+    public function save(Key $key): void
+    {
+        $this->take($key, false, false);
+    }
+
+    public function saveRead(Key $key): void
+    {
+        $this->take($key, true, false);
+    }
+
+    public function waitAndSave(Key $key): void
+    {
+        $this->take($key, false, true);
+    }
+
+    public function waitAndSaveRead(Key $key): void
+    {
+        $this->take($key, true, true);
+    }
+
+    public function putOffExpiration(Key $key, float $ttl): void
+    {
+        if (!$this->expiring) {
+            return;
+        }
+        $lock = $this->lockOf($key);
+        $key->reduceLifetime($ttl);
+        if ($lock === null) {
+            throw new LockConflictedException(sprintf('The "%s" lock is not held by this key.', $key));
+        }
+        try {
+            $lock->refresh($ttl);
+        } catch (ExpiredException $e) {
+            throw new LockConflictedException(sprintf('The "%s" lock was lost: %s', $key, $e->getMessage()), 0, $e);
+        } catch (StorageException $e) {
+            throw new LockStorageException($e->getMessage(), 0, $e);
+        } catch (LockException $e) {
+            // refresh() of a lock that is not held.
+            throw new LockConflictedException(sprintf('The "%s" lock is not held by this key.', $key), 0, $e);
+        }
+        $this->checkNotExpired($key);
+    }
+
+    public function delete(Key $key): void
+    {
+        $lock = $this->lockOf($key);
+        if ($lock === null) {
+            return;
+        }
+        try {
+            $lock->release();
+        } catch (ExpiredException) {
+            // The hold was no longer ours: there is nothing of ours to delete, as with Symfony's stores.
+        } catch (StorageException $e) {
+            throw new LockReleasingException(sprintf('Failed to release the "%s" lock: %s', $key, $e->getMessage()), 0, $e);
+        }
+    }
+
+    public function exists(Key $key): bool
+    {
+        $lock = $this->lockOf($key);
+        if ($lock === null) {
+            return false;
+        }
+        try {
+            return $lock->isAcquired();
+        } catch (StorageException $e) {
+            throw new LockStorageException($e->getMessage(), 0, $e);
+        }
+    }
+
+    /** Takes (or refreshes, or converts) this Key's hold; LockConflictedException when it is someone else's. */
+    private function take(Key $key, bool $read, bool $blocking): void
+    {
+        $lock = $this->lockOf($key, true);
+        // The hold's TTL starts when it is taken; a wait does not eat into it.
+        if ($this->expiring && !$blocking) {
+            $key->reduceLifetime($this->initialTtl);
+        }
+        try {
+            $acquired = $read ? $lock->acquireRead($blocking) : $lock->acquire($blocking);
+        } catch (ExpiredException $e) {
+            throw new LockConflictedException(sprintf('The "%s" lock was lost: %s', $key, $e->getMessage()), 0, $e);
+        } catch (StorageException $e) {
+            throw new LockStorageException($e->getMessage(), 0, $e);
+        }
+        if (!$acquired) {
+            throw new LockConflictedException(sprintf('The "%s" lock is held by someone else.', $key));
+        }
+        if ($this->expiring && $blocking) {
+            $key->reduceLifetime($this->initialTtl);
+        }
+        if ($this->processBound) {
+            // The OS ties the hold to this process: another process could not adopt it.
+            $key->markUnserializable();
+        }
+        $this->checkNotExpired($key);
+    }
+
+    /**
+     * The extension's Lock for this Key on this store: the one this process took, else (on
+     * stores whose holds outlive a process) the hold adopted by the Key's owner token, as a Key
+     * serialized by another process carries it. Null when the Key has never been through here.
+     */
+    private function lockOf(Key $key, bool $create = false): ?Lock
+    {
+        $state = $key->hasState(self::class) ? $key->getState(self::class) : null;
+        if (!$state instanceof KeyState) {
+            if (!$create) {
+                return null;
+            }
+            // The extension's own token format: 128 random bits, hex.
+            $state = new KeyState(bin2hex(random_bytes(16)));
+            $key->setState(self::class, $state);
+        }
+        if (isset($state->holds[$this])) {
+            return $state->holds[$this];
+        }
+        if ($this->processBound) {
+            if (!$create) {
+                return null;
+            }
+            $lock = $this->factory->createLock((string) $key, null, false);
+        } else {
+            // restoreLock() adopts the owner's hold when there is one; acquire() takes it with that owner otherwise.
+            $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, false);
+        }
+
+        return $state->holds[$this] = $lock;
+    }
+
+    private function checkNotExpired(Key $key): void
+    {
+        if ($key->isExpired()) {
+            try {
+                $this->delete($key);
+            } catch (\Exception) {
+                // The expiry is the failure to report.
+            }
+            throw new LockExpiredException(sprintf('Failed to store the "%s" lock.', $key));
+        }
+    }
+}

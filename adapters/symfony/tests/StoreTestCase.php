@@ -1,0 +1,201 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Symfony\Tests;
+
+use Lock\Adapter\Symfony\ExtensionStore;
+use Lock\Adapter\Symfony\Tests\Support\Child;
+use Lock\Adapter\Symfony\Tests\Support\Stores;
+use Lock\Store;
+use PHPUnit\Framework\TestCase;
+use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
+use Symfony\Component\Lock\BlockingStoreInterface;
+use Symfony\Component\Lock\Exception\LockConflictedException;
+use Symfony\Component\Lock\Key;
+use Symfony\Component\Lock\Lock;
+use Symfony\Component\Lock\LockFactory;
+
+/** What ExtensionStore must do on every store of the extension, through Symfony's own Lock. */
+abstract class StoreTestCase extends TestCase
+{
+    protected Store $native;
+    protected ExtensionStore $store;
+    protected LockFactory $factory;
+    protected string $resource;
+
+    abstract protected static function kind(): string;
+
+    protected function setUp(): void
+    {
+        $this->native = Stores::create(static::kind());
+        $this->store = new ExtensionStore($this->native);
+        $this->factory = new LockFactory($this->store);
+        $this->resource = 'sf-' . bin2hex(random_bytes(8));
+    }
+
+    public function testImplementsSymfonysStoreInterfaces(): void
+    {
+        self::assertInstanceOf(BlockingStoreInterface::class, $this->store);
+        self::assertInstanceOf(BlockingSharedLockStoreInterface::class, $this->store);
+    }
+
+    public function testAcquireConflictsAndRelease(): void
+    {
+        $a = $this->factory->createLock($this->resource);
+        $b = $this->factory->createLock($this->resource);
+
+        self::assertTrue($a->acquire());
+        self::assertTrue($a->isAcquired());
+        self::assertTrue($this->native->isLocked($this->resource));
+        self::assertFalse($b->acquire());
+        self::assertFalse($b->isAcquired());
+        self::assertTrue($a->acquire(), 'acquiring again while held keeps the hold');
+
+        $a->release();
+        self::assertFalse($a->isAcquired());
+        self::assertFalse($this->native->isLocked($this->resource));
+        self::assertTrue($b->acquire());
+        $b->release();
+    }
+
+    public function testStoreLevelContract(): void
+    {
+        $key = new Key($this->resource);
+        $other = new Key($this->resource);
+
+        self::assertFalse($this->store->exists($key));
+        $this->store->delete($key);
+        $this->store->save($key);
+        self::assertTrue($this->store->exists($key));
+        self::assertFalse($this->store->exists($other));
+        try {
+            $this->store->save($other);
+            self::fail('a second Key saved while the first holds');
+        } catch (LockConflictedException) {
+        }
+        $this->store->delete($other);
+        self::assertTrue($this->store->exists($key), 'deleting another Key leaves our hold alone');
+        $this->store->delete($key);
+        self::assertFalse($this->store->exists($key));
+        $this->store->save($other);
+        $this->store->delete($other);
+    }
+
+    public function testSharedHolds(): void
+    {
+        $reader1 = $this->factory->createLock($this->resource);
+        $reader2 = $this->factory->createLock($this->resource);
+        $writer = $this->factory->createLock($this->resource);
+
+        self::assertTrue($reader1->acquireRead());
+        self::assertTrue($reader2->acquireRead());
+        self::assertFalse($writer->acquire());
+        self::assertFalse($reader1->acquire(), 'no promotion while another reader holds');
+
+        $reader2->release();
+        self::assertTrue($reader1->acquire(), 'promoted once alone');
+        self::assertFalse($reader2->acquireRead());
+        $reader1->release();
+        self::assertTrue($writer->acquire());
+        $writer->release();
+    }
+
+    public function testSymfonysAutoReleaseDecides(): void
+    {
+        $lock = $this->factory->createLock($this->resource, 300.0, true);
+        self::assertTrue($lock->acquire());
+        unset($lock);
+        self::assertFalse($this->native->isLocked($this->resource), 'autoRelease: released on destruction');
+
+        // Without autoRelease, the hold lasts as long as its Key (on Redis: until its TTL).
+        $key = new Key($this->resource);
+        $lock = new Lock($key, $this->store, 300.0, false);
+        self::assertTrue($lock->acquire());
+        unset($lock);
+        self::assertTrue($this->native->isLocked($this->resource), 'no autoRelease: still held');
+        $this->store->delete($key);
+        self::assertFalse($this->native->isLocked($this->resource));
+    }
+
+    public function testBlockingAcquireIsWokenByAReleaseInAnotherProcess(): void
+    {
+        $child = $this->holdInChild(0.3);
+        $lock = $this->factory->createLock($this->resource);
+        self::assertFalse($lock->acquire());
+        self::assertTrue($lock->acquire(true));
+        self::assertSame('released', $child->finish());
+        self::assertTrue($lock->isAcquired());
+        $lock->release();
+    }
+
+    public function testBlockingReadIsWokenByAReleaseInAnotherProcess(): void
+    {
+        $child = $this->holdInChild(0.3);
+        $lock = $this->factory->createLock($this->resource);
+        self::assertTrue($lock->acquireRead(true));
+        self::assertSame('released', $child->finish());
+        self::assertTrue($lock->isAcquired());
+        $lock->release();
+    }
+
+    public function testCombinedStoreHoldsOnEachStore(): void
+    {
+        $second = Stores::create(static::kind(), 'lock-adapters-symfony-2:');
+        $resource = $this->resource;
+        if ($second->supports(Store::PROCESS_BOUND)) {
+            // One flock directory or semaphore set: a second store over it would conflict with the first.
+            $second = Stores::create('redis');
+        }
+        $combined = new \Symfony\Component\Lock\Store\CombinedStore(
+            [$this->store, new ExtensionStore($second)],
+            new \Symfony\Component\Lock\Strategy\UnanimousStrategy(),
+        );
+        $lock = (new LockFactory($combined))->createLock($resource);
+
+        self::assertTrue($lock->acquire());
+        self::assertTrue($this->native->isLocked($resource));
+        self::assertTrue($second->isLocked($resource));
+        self::assertFalse($this->factory->createLock($resource)->acquire());
+        self::assertTrue($lock->isAcquired());
+        $lock->release();
+        self::assertFalse($this->native->isLocked($resource));
+        self::assertFalse($second->isLocked($resource));
+    }
+
+    public function testForkedChildLeavesTheParentsHold(): void
+    {
+        $out = Child::run(<<<'PHP'
+            $native = Lock\Adapter\Symfony\Tests\Support\Stores::create($args['kind']);
+            $lock = (new Symfony\Component\Lock\LockFactory(new Lock\Adapter\Symfony\ExtensionStore($native)))->createLock($args['resource']);
+            $lock->acquire();
+            $pid = pcntl_fork();
+            if ($pid === 0) {
+                // Symfony's autoRelease runs in the child too: it must not free the parent's hold.
+                unset($lock);
+                exit(0);
+            }
+            pcntl_waitpid($pid, $status);
+            echo $native->isLocked($args['resource']) && $lock->isAcquired() ? 'kept' : 'lost';
+            $lock->release();
+            PHP, ['kind' => static::kind(), 'resource' => $this->resource]);
+        self::assertSame('kept', $out);
+    }
+
+    /** A child process that holds $this->resource through the adapter, for $seconds, then releases it. */
+    protected function holdInChild(float $seconds): Child
+    {
+        $child = new Child(<<<'PHP'
+            $store = new Lock\Adapter\Symfony\ExtensionStore(Lock\Adapter\Symfony\Tests\Support\Stores::create($args['kind']));
+            $lock = (new Symfony\Component\Lock\LockFactory($store))->createLock($args['resource']);
+            if (!$lock->acquire()) { exit(2); }
+            echo "held\n";
+            usleep((int) ($args['seconds'] * 1e6));
+            $lock->release();
+            echo 'released';
+            PHP, ['kind' => static::kind(), 'resource' => $this->resource, 'seconds' => $seconds]);
+        self::assertSame('held', $child->readLine());
+
+        return $child;
+    }
+}

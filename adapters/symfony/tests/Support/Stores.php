@@ -1,0 +1,33 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Lock\Adapter\Symfony\Tests\Support;
+
+use Lock\Store;
+use Lock\Store\FlockStore;
+use Lock\Store\RedisStore;
+use Lock\Store\SemaphoreStore;
+
+/** The extension's stores the suite runs on, built the same way in the test and in its child processes. */
+final class Stores
+{
+    public static function create(string $kind, string $prefix = 'lock-adapters-symfony:'): Store
+    {
+        return match ($kind) {
+            'redis' => new RedisStore(self::redisDsn(), ['prefix' => $prefix, 'timeout' => 2.0]),
+            'flock' => new FlockStore(sys_get_temp_dir() . '/lock-adapters-symfony'),
+            'semaphore' => new SemaphoreStore(),
+        };
+    }
+
+    public static function redisDsn(): string
+    {
+        $port = getenv('LOCK_TEST_REDIS_PORT');
+        if ($port === false || $port === '') {
+            throw new \RuntimeException('LOCK_TEST_REDIS_PORT is not set: run the suite through adapters/test.sh');
+        }
+
+        return 'redis://127.0.0.1:' . $port;
+    }
+}

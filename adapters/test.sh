@@ -1,0 +1,142 @@
+#!/bin/sh
+# Runs every adapter's PHPUnit suite against the real framework packages.
+#
+#   adapters/test.sh [adapter ...]      (default: every adapters/*/ with tests)
+#
+# For each adapter and each framework version listed in <adapter>/tests/versions (one a line;
+# none: one run), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
+# installed with Composer into adapters/.vendor/<adapter>-<version>/ (gitignored, reused while
+# the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
+# instead, with the same environment. The suites load the extension from modules/lock.so
+# (built with scripts/build.sh) and talk to a redis-server of our own on a free loopback port,
+# unless LOCK_TEST_REDIS_PORT names one already running.
+#
+# Tests in the PHPUnit group needs-ext need features the extension does not have yet
+# (adapters/README.md lists them); LOCK_ADAPTERS_NEEDS_EXT=1 runs them too.
+#
+# Last line: "N passed, N failed" (", N skipped" when any); exit status 1 on any failure.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+ext="$root/modules/lock.so"
+work=$(mktemp -d "${TMPDIR:-/tmp}/lock-adapters.XXXXXX")
+passed=0
+failed=0
+skipped=0
+
+redis_pid=""
+cleanup() {
+	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
+		kill "$redis_pid" 2>/dev/null
+		wait "$redis_pid" 2>/dev/null
+	fi
+	rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+finish() {
+	line="$passed passed, $failed failed"
+	[ "$skipped" -gt 0 ] && line="$line, $skipped skipped"
+	echo "$line"
+	[ "$failed" -eq 0 ]
+	exit $?
+}
+
+if [ ! -f "$ext" ]; then
+	echo "test: $ext is missing: run scripts/build.sh first" >&2
+	failed=1
+	finish
+fi
+for tool in composer php; do
+	command -v "$tool" >/dev/null || { echo "test: $tool is not installed" >&2; failed=1; finish; }
+done
+
+if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
+	command -v redis-server >/dev/null || { echo "test: redis-server is not installed" >&2; failed=1; finish; }
+	port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
+	redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+		--dir "$work" --logfile "$work/redis.log" &
+	redis_pid=$!
+	for _ in $(seq 1 100); do
+		php -r '$s = @fsockopen("127.0.0.1", (int) $argv[1]); if (!$s) exit(1); fwrite($s, "PING\r\n"); exit(fgets($s) === "+PONG\r\n" ? 0 : 1);' "$port" && break
+		sleep 0.05
+	done
+	LOCK_TEST_REDIS_PORT=$port
+fi
+export LOCK_TEST_REDIS_PORT
+export LOCK_TEST_EXT="$ext"
+
+if [ $# -gt 0 ]; then
+	adapters="$*"
+else
+	adapters=$(cd "$here" && for d in */; do [ -d "$d/tests" ] && echo "${d%/}"; done)
+fi
+
+# Installs <adapter>/tests/composer.json for one version into $dir; echoes nothing, fails loudly.
+install() {
+	adapter=$1 version=$2 dir=$3
+	mkdir -p "$dir"
+	sed -e "s|@VERSION@|$version|g" -e "s|@ADAPTER@|../../$adapter|g" \
+		"$here/$adapter/tests/composer.json" >"$work/composer.json"
+	stamp=$(cat "$work/composer.json" "$here/$adapter/composer.json" | cksum)
+	if [ -f "$dir/vendor/autoload.php" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+		return 0
+	fi
+	cp "$work/composer.json" "$dir/composer.json"
+	rm -f "$dir/.stamp" "$dir/composer.lock"
+	if ! (cd "$dir" && COMPOSER_NO_INTERACTION=1 composer update --no-progress --quiet \
+		--ignore-platform-req=ext-lock) >"$work/composer.log" 2>&1; then
+		cat "$work/composer.log" >&2
+		return 1
+	fi
+	echo "$stamp" >"$dir/.stamp"
+}
+
+# Adds one JUnit log's counts to the totals; a missing or empty log is one failure.
+count() {
+	set -- $(php -r '
+		$x = @simplexml_load_file($argv[1]);
+		if (!$x || !isset($x->testsuite)) { echo "0 0 0 0"; exit; }
+		$s = $x->testsuite[0];
+		printf("%d %d %d %d", $s["tests"], $s["failures"], $s["errors"], $s["skipped"]);' "$1")
+	tests=$1 failures=$2 errors=$3 skips=$4
+	if [ "$tests" -eq 0 ]; then
+		failed=$((failed + 1))
+		return
+	fi
+	passed=$((passed + tests - failures - errors - skips))
+	failed=$((failed + failures + errors))
+	skipped=$((skipped + skips))
+}
+
+groups="--exclude-group needs-ext"
+[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups=""
+
+for adapter in $adapters; do
+	versions=default
+	[ -f "$here/$adapter/tests/versions" ] && versions=$(grep -v '^\s*\(#\|$\)' "$here/$adapter/tests/versions")
+	for version in $versions; do
+		name="$adapter-$version"
+		[ "$version" = default ] && name=$adapter
+		dir="$here/.vendor/$name"
+		log="$work/$name.xml"
+		echo "== $name" >&2
+		if ! install "$adapter" "$version" "$dir"; then
+			echo "test: composer could not install $name" >&2
+			failed=$((failed + 1))
+			continue
+		fi
+		if [ -x "$here/$adapter/tests/run.sh" ]; then
+			LOCK_ADAPTER_VENDOR="$dir/vendor" LOCK_ADAPTER_JUNIT="$log" "$here/$adapter/tests/run.sh" >&2
+		else
+			# shellcheck disable=SC2086
+			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
+				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups >&2
+		fi
+		count "$log"
+	done
+done
+
+finish
