@@ -7,7 +7,7 @@
 # none: one run), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
 # installed with Composer into adapters/.vendor/<adapter>-<version>/ (gitignored, reused while
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
-# instead, with the same environment. The suites load the extension from modules/lock.so
+# instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
 # (built with scripts/build.sh) and talk to a redis-server of our own on a free loopback port,
 # unless LOCK_TEST_REDIS_PORT names one already running.
 #
@@ -123,13 +123,13 @@ for adapter in $adapters; do
 		dir="$here/.vendor/$name"
 		log="$work/$name.xml"
 		echo "== $name" >&2
-		if ! install "$adapter" "$version" "$dir"; then
+		if [ -x "$here/$adapter/tests/run.sh" ]; then
+			# It installs what it needs itself; the arguments go to PHPUnit.
+			"$here/$adapter/tests/run.sh" --log-junit "$log" >&2
+		elif ! install "$adapter" "$version" "$dir"; then
 			echo "test: composer could not install $name" >&2
 			failed=$((failed + 1))
 			continue
-		fi
-		if [ -x "$here/$adapter/tests/run.sh" ]; then
-			LOCK_ADAPTER_VENDOR="$dir/vendor" LOCK_ADAPTER_JUNIT="$log" "$here/$adapter/tests/run.sh" >&2
 		else
 			# shellcheck disable=SC2086
 			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \

@@ -166,9 +166,7 @@ static bool php_lock_unpark(php_lock_obj *lock, zend_string *owner)
 		php_lock_parked *parked = *link;
 		const lkc_hold *h = &parked->hold;
 
-		if (parked->store->ops != store->ops || lkc_hold_foreign(h)
-			|| (parked->store->ns == NULL) != (store->ns == NULL)
-			|| (store->ns != NULL && strcmp(parked->store->ns, store->ns) != 0)
+		if (!lkc_store_same(parked->store, store) || lkc_hold_foreign(h)
 			|| h->resource_len != lock->hold.resource_len
 			|| memcmp(h->resource, lock->hold.resource, h->resource_len) != 0
 			|| h->owner_len != ZSTR_LEN(owner) || memcmp(h->owner, ZSTR_VAL(owner), h->owner_len) != 0) {
@@ -319,7 +317,7 @@ static php_lock_obj *php_lock_same_owner(const php_lock_obj *lock)
 	for (php_lock_obj *other = LOCK_G(held); other != NULL; other = other->next) {
 		const lkc_hold *theirs = &other->hold;
 
-		if (other != lock && theirs->mode != LKC_MODE_NONE && php_lock_store_of(other)->ops == php_lock_store_of(lock)->ops
+		if (other != lock && theirs->mode != LKC_MODE_NONE && lkc_store_same(php_lock_store_of(other), php_lock_store_of(lock))
 			&& theirs->owner_len == mine->owner_len && memcmp(theirs->owner, mine->owner, mine->owner_len) == 0
 			&& theirs->resource_len == mine->resource_len
 			&& memcmp(theirs->resource, mine->resource, mine->resource_len) == 0) {

@@ -174,6 +174,7 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 	if (obj->store->ns == NULL) {
 		obj->store->ns = strdup(directory);
 	}
+	obj->store->ns_len = obj->store->ns != NULL ? strlen(obj->store->ns) : 0;
 	return true;
 }
 
@@ -385,6 +386,7 @@ done:
 static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashTable *options, uint32_t options_arg)
 {
 	lkc_redis_config cfg;
+	zend_string *ns;
 	lkc_err err;
 	zend_string *key;
 	zval *value;
@@ -408,13 +410,28 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 			}
 		} ZEND_HASH_FOREACH_END();
 	}
+	/* Two RedisStores share their locks when they reach one server's database under one prefix. */
+	ns = strpprintf(0, "%s:%d/%d ", cfg.host != NULL ? cfg.host : cfg.socket_path, cfg.port, cfg.database);
+	if (cfg.prefix != NULL) {
+		zend_string *server = ns;
+
+		ns = zend_string_concat2(ZSTR_VAL(server), ZSTR_LEN(server), cfg.prefix, cfg.prefix_len);
+		zend_string_release(server);
+	}
 	lkc_err_clear(&err);
 	if (lkc_redis_open(&obj->store, &cfg, &err) != LKC_OK) {
+		zend_string_release(ns);
 		lkc_redis_config_free(&cfg);
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
 	lkc_redis_config_free(&cfg);
+	obj->store->ns = malloc(ZSTR_LEN(ns));
+	if (obj->store->ns != NULL) {
+		memcpy(obj->store->ns, ZSTR_VAL(ns), ZSTR_LEN(ns));
+		obj->store->ns_len = ZSTR_LEN(ns);
+	}
+	zend_string_release(ns);
 	return true;
 }
 

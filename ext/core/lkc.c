@@ -402,6 +402,11 @@ void lkc_store_retain(lkc_store *store)
 	store->refs++;
 }
 
+int lkc_store_same(const lkc_store *a, const lkc_store *b)
+{
+	return a->ops == b->ops && a->ns_len == b->ns_len && (a->ns_len == 0 || memcmp(a->ns, b->ns, a->ns_len) == 0);
+}
+
 void lkc_store_release(lkc_store *store)
 {
 	if (store->refs > 0) {

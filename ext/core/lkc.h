@@ -176,12 +176,17 @@ struct lkc_store {
 	const lkc_store_ops *ops;
 	unsigned refs;           /* references beyond the opener's (lkc_store_retain) */
 	/*
-	 * What tells two stores of one kind apart (flock: the real path of the
-	 * directory), malloc'd by the host; NULL when all stores of the kind share
-	 * their resources (semaphore). Freed with the store.
+	 * What tells two stores of one kind apart, ns_len bytes malloc'd by the host
+	 * (flock: the real path of the directory; Redis: the server, database and
+	 * prefix); NULL when all stores of the kind share their resources
+	 * (semaphore). Freed with the store.
 	 */
 	char *ns;
+	size_t ns_len;
 };
+
+/* Whether two stores lock the same resources under the same names: same kind, same namespace. */
+int lkc_store_same(const lkc_store *a, const lkc_store *b);
 
 /* Keeps store alive for one more user, whatever order the users let go in. */
 void lkc_store_retain(lkc_store *store);

@@ -46,6 +46,12 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     }
 }
 
+echo "-- one owner on two Redis prefixes: two namespaces, no conflict\n";
+$resource = lock_test_resource('owner');
+$a = new Lock\Lock($resource, lock_test_store('redis', null, lock_test_prefix()), 30.0, true, 'shared-id');
+$b = new Lock\Lock($resource, lock_test_store('redis', null, lock_test_prefix()), 30.0, true, 'shared-id');
+var_dump($a->acquire(), $b->acquire());
+
 echo "-- redis: restored in another process by its chosen owner\n";
 $prefix = lock_test_prefix();
 $store = lock_test_store('redis', null, $prefix);
@@ -100,6 +106,9 @@ ValueError: the owner "shared" is reserved by the Redis store for read holds
 208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+-- one owner on two Redis prefixes: two namespaces, no conflict
+bool(true)
+bool(true)
 -- redis: restored in another process by its chosen owner
 bool(true)
 bool(true)
