@@ -9,25 +9,35 @@ use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
 use Lock\LockException;
-use Lock\LostException;
+use Lock\Store;
 
 /**
  * Drupal's `lock` service over the lock extension: holds of one request,
  * released by release(), by releaseAll() at the end of the request, or when
- * their TTL (acquire()'s $timeout) runs out on stores with expiry.
+ * their TTL (acquire()'s $timeout) runs out on stores with expiry. Every hold
+ * is owned by the request's lock id (getLockId()).
  */
 class LockBackend implements LockBackendInterface
 {
-    /** Polling interval bounds of wait() on an extension without Store::waitUntilFree(), seconds. */
+    /** Polling interval bounds of wait() on a store without its own waitUntilFree(), seconds. */
     private const POLL_FIRST = 0.002;
     private const POLL_MAX = 0.05;
+
+    /** The longest wait the extension takes, seconds; a longer $delay waits without a limit. */
+    private const WAIT_MAX = 1e9;
 
     /** @var array<string, Lock> the holds taken through this object, by name */
     protected array $locks = [];
 
     protected ?string $lockId = null;
 
-    private static ?bool $callerOwners = null;
+    /**
+     * Stores whose waitUntilFree() answered that it is not implemented yet
+     * (flock and Redis, until the extension has it): wait() polls them.
+     *
+     * @var \WeakMap<Store, true>|null
+     */
+    private static ?\WeakMap $pollingStores = null;
 
     public function __construct(protected readonly Factory $factory)
     {
@@ -86,9 +96,11 @@ class LockBackend implements LockBackendInterface
      * Waits until nobody holds $name, up to $delay seconds, without taking it.
      * true: still held after $delay; false: it may be available (acquire it).
      *
-     * On an extension with Store::waitUntilFree() the wait is the store's
-     * own, woken by the release; on one without, the store is asked every few
-     * milliseconds (2 ms at first, doubling up to 50 ms).
+     * The wait is the store's own (Store::waitUntilFree()), woken by the
+     * release. A store that answers that it cannot wait yet (the extension's
+     * flock and Redis stores, for now) is asked every few milliseconds
+     * instead (2 ms at first, doubling up to 50 ms); that fallback goes once
+     * the extension implements waitUntilFree() on every store.
      */
     public function wait($name, $delay = 30)
     {
@@ -98,21 +110,20 @@ class LockBackend implements LockBackendInterface
         if (!($delay > 0.0)) {
             return $store->isLocked($name);
         }
-        if (method_exists($store, 'waitUntilFree')) {
-            return !$store->waitUntilFree($name, $delay);
-        }
-        $deadline = hrtime(true) + (int) ($delay * 1e9);
-        $pause = self::POLL_FIRST;
-        while ($store->isLocked($name)) {
-            $left = ($deadline - hrtime(true)) / 1e9;
-            if ($left <= 0.0) {
-                return true;
+        $timeout = $delay > self::WAIT_MAX ? null : $delay;
+        self::$pollingStores ??= new \WeakMap();
+        if (!isset(self::$pollingStores[$store])) {
+            try {
+                return !$store->waitUntilFree($name, $timeout);
+            } catch (LockException $e) {
+                if (!self::waitUnsupported($e)) {
+                    throw $e;
+                }
+                self::$pollingStores[$store] = true;
             }
-            usleep((int) (min($pause, $left) * 1e6));
-            $pause = min($pause * 2, self::POLL_MAX);
         }
 
-        return false;
+        return self::poll($store, $name, $timeout);
     }
 
     /** Gives up $name if held here; silent when it was not, or had expired or been broken. */
@@ -163,18 +174,33 @@ class LockBackend implements LockBackendInterface
         return $this->locks[$name] ?? null;
     }
 
+    /** A lock of $name whose owner is this backend's lock id. */
     protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock
     {
-        if (self::callerOwners()) {
-            return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId());
-        }
-
-        return $this->factory->createLock($name, $ttl, $autoRelease);
+        return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId());
     }
 
-    /** Whether this build of the extension takes owners chosen by the caller. */
-    protected static function callerOwners(): bool
+    /** Whether waitUntilFree() threw because the store does not implement it (not a failure of the store). */
+    private static function waitUnsupported(LockException $e): bool
     {
-        return self::$callerOwners ??= (new \ReflectionMethod(Factory::class, 'createLock'))->getNumberOfParameters() >= 4;
+        return get_class($e) === LockException::class
+            && str_contains($e->getMessage(), 'cannot wait for a resource to be free');
+    }
+
+    /** wait() on a store without its own waitUntilFree(): true when still held after $timeout seconds (null: none). */
+    private static function poll(Store $store, string $name, ?float $timeout): bool
+    {
+        $deadline = $timeout === null ? null : hrtime(true) + (int) ($timeout * 1e9);
+        $pause = self::POLL_FIRST;
+        while ($store->isLocked($name)) {
+            $left = $deadline === null ? $pause : ($deadline - hrtime(true)) / 1e9;
+            if ($left <= 0.0) {
+                return true;
+            }
+            usleep((int) (min($pause, $left) * 1e6));
+            $pause = min($pause * 2, self::POLL_MAX);
+        }
+
+        return false;
     }
 }

@@ -10,19 +10,27 @@ use Lock\Lock;
 use Lock\Store;
 
 /**
- * Drupal's `lock.persistent` service: holds that outlive the request, under
+ * Drupal's `lock.persistent` service: holds that outlive the request, owned by
  * one lock id shared by every request ('persistent', as Drupal's own), so that
- * a later request can release them. Only on stores whose holds are not bound
- * to a process (Redis): on flock or semaphore, acquire() and release() throw
- * UnsupportedStoreException naming the store.
+ * a later request can adopt them (Factory::restoreLock()) and release them.
+ * Only on stores whose holds are not bound to a process (Redis): on flock or
+ * semaphore, acquire() and release() throw UnsupportedStoreException naming
+ * the store.
  */
 class PersistentLockBackend extends LockBackend
 {
+    /**
+     * @param string $lockId the owner of every persistent hold: 1 to 255 bytes,
+     *                       not 'shared' (which the Redis store reserves)
+     */
     public function __construct(Factory $factory, string $lockId = 'persistent')
     {
         parent::__construct($factory);
         if ($lockId === '' || strlen($lockId) > 255) {
             throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($lockId) must be 1 to 255 bytes', self::class));
+        }
+        if ($lockId === 'shared') {
+            throw new \ValueError(sprintf("%s::__construct(): Argument #2 (\$lockId) must not be 'shared', which the Redis store reserves for read holds", self::class));
         }
         $this->lockId = $lockId;
     }
@@ -35,9 +43,11 @@ class PersistentLockBackend extends LockBackend
     }
 
     /**
-     * Gives up a persistent hold of $name, whichever request took it. On an
-     * extension without owners chosen by the caller, a hold taken by another
-     * request is broken with Store::forceRelease(), whoever holds it.
+     * Gives up the persistent hold of $name, whichever request took it: a hold
+     * taken by another request is adopted by its owner, the lock id
+     * (Factory::restoreLock()), and released. Silent when $name is not held
+     * under the lock id (free, expired, or a `lock` hold of some request,
+     * which it leaves alone).
      */
     public function release($name)
     {
@@ -48,18 +58,10 @@ class PersistentLockBackend extends LockBackend
 
             return;
         }
-        if (!self::callerOwners()) {
-            $store = $this->factory->getStore();
-            if ($store->isLocked($name)) {
-                $store->forceRelease($name);
-            }
-
-            return;
-        }
         try {
             $this->factory->restoreLock($name, $this->getLockId(), false, false)->release();
         } catch (ExpiredException) {
-            // Not held under the persistent lock id: nothing of ours to give up.
+            // Not held under the persistent lock id (LostException: somebody else holds it): nothing of ours.
         }
     }
 

@@ -8,6 +8,7 @@ use Drupal\Core\Lock\LockBackendInterface;
 use Lock\Adapter\Drupal\LockBackend;
 use Lock\Adapter\Drupal\Tests\Support\Env;
 use Lock\Factory;
+use Lock\StorageException;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\Attributes\Group;
 use PHPUnit\Framework\TestCase;
@@ -155,14 +156,45 @@ final class LockBackendTest extends TestCase
         self::assertSame(0, $child->wait());
         self::assertFalse($a->wait($name, 0));
         self::assertFalse($a->wait($name, 5), 'free: at once');
+        self::assertFalse($a->wait($name, INF), 'no limit: at once when free');
+        self::assertFalse($a->wait($name, 2e9));
+    }
+
+    /** The stores whose waitUntilFree() the extension implements today. */
+    public static function storesThatWait(): array
+    {
+        return ['semaphore' => ['semaphore']];
+    }
+
+    /** The stores whose waitUntilFree() is still to come: wait() polls them meanwhile. */
+    public static function storesThatWaitLater(): array
+    {
+        return ['redis' => ['redis'], 'flock' => ['flock']];
+    }
+
+    #[DataProvider('storesThatWait')]
+    public function testWaitIsTheStoresOwnWait(string $store): void
+    {
+        self::assertTrue(Factory::fromDsn(Env::dsn($store))->getStore()->waitUntilFree(Env::name(), 0.0), 'implemented');
+        $this->testWaitEndsWithTheReleaseAndTakesNothing($store);
+        $this->testWaitGivesUpAfterTheDelay($store);
     }
 
     #[Group('needs-ext')]
-    #[DataProvider('stores')]
-    public function testWaitIsTheStoresOwnWait(string $store): void
+    #[DataProvider('storesThatWaitLater')]
+    public function testWaitIsTheStoresOwnWaitOnFlockAndRedis(string $store): void
     {
-        self::assertTrue(method_exists(Factory::fromDsn(Env::dsn($store))->getStore(), 'waitUntilFree'));
-        $this->testWaitEndsWithTheReleaseAndTakesNothing($store);
+        $this->testWaitIsTheStoresOwnWait($store);
+    }
+
+    public function testWaitOnAStoreThatIsDownThrows(): void
+    {
+        $server = stream_socket_server('tcp://127.0.0.1:0');
+        $port = substr(strrchr(stream_socket_get_name($server, false), ':'), 1);
+        fclose($server);
+        $backend = new LockBackend(Factory::fromDsn("redis://127.0.0.1:$port?timeout=0.5"));
+        $this->expectException(StorageException::class);
+        $backend->wait(Env::name(), 1);
     }
 
     #[DataProvider('stores')]
@@ -188,13 +220,14 @@ final class LockBackendTest extends TestCase
         self::assertNull($a->getLock($name));
     }
 
-    #[Group('needs-ext')]
-    public function testHoldsCarryTheRequestsLockId(): void
+    #[DataProvider('stores')]
+    public function testHoldsCarryTheRequestsLockId(string $store): void
     {
         $name = Env::name();
-        $a = self::backend('redis');
-        $a->acquire($name);
+        $a = self::backend($store);
+        self::assertTrue($a->acquire($name));
         self::assertSame($a->getLockId(), $a->getLock($name)->getOwner());
+        self::assertFalse(self::backend($store)->acquire($name), 'another request, another owner');
         $a->release($name);
     }
 

@@ -10,7 +10,6 @@ use Lock\Adapter\Drupal\Tests\Support\Env;
 use Lock\Adapter\Drupal\UnsupportedStoreException;
 use Lock\Factory;
 use PHPUnit\Framework\Attributes\DataProvider;
-use PHPUnit\Framework\Attributes\Group;
 use PHPUnit\Framework\TestCase;
 
 final class PersistentLockBackendTest extends TestCase
@@ -54,8 +53,14 @@ final class PersistentLockBackendTest extends TestCase
 
     public function testRefusesABadLockId(): void
     {
-        $this->expectException(\ValueError::class);
-        new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), '');
+        foreach (['', str_repeat('x', 256), 'shared'] as $lockId) {
+            try {
+                new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), $lockId);
+                self::fail("ValueError expected for '$lockId'");
+            } catch (\ValueError $e) {
+                self::assertStringContainsString('$lockId', $e->getMessage());
+            }
+        }
     }
 
     public function testAHoldOutlivesTheRequestAndAnotherRequestReleasesIt(): void
@@ -110,7 +115,6 @@ final class PersistentLockBackendTest extends TestCase
         self::assertSame(0, $child->wait());
     }
 
-    #[Group('needs-ext')]
     public function testReleaseNeverBreaksARequestsHold(): void
     {
         $name = Env::name();
@@ -121,13 +125,24 @@ final class PersistentLockBackendTest extends TestCase
         $request->release($name);
     }
 
-    #[Group('needs-ext')]
+    public function testReleaseLeavesAnotherLockIdsHold(): void
+    {
+        $name = Env::name();
+        $other = new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), 'site-a');
+        self::assertTrue($other->acquire($name));
+        self::persistent()->release($name);
+        self::assertFalse($other->lockMayBeAvailable($name), 'held under another lock id: left alone');
+        (new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), 'site-a'))->release($name);
+        self::assertTrue($other->lockMayBeAvailable($name), 'released under its own lock id');
+    }
+
     public function testHoldsCarryThePersistentLockId(): void
     {
         $name = Env::name();
         $persistent = self::persistent();
-        $persistent->acquire($name);
+        self::assertTrue($persistent->acquire($name));
         self::assertSame('persistent', $persistent->getLock($name)->getOwner());
+        self::assertFalse(self::persistent()->acquire($name), 'one lock id, two backends: still one holder');
         $persistent->release($name);
     }
 }

@@ -127,6 +127,31 @@ final class LockMutexTest extends TestCase
         $mutex->release($name);
     }
 
+    public static function processBound(): array
+    {
+        return ['flock' => ['flock'], 'semaphore' => ['semaphore']];
+    }
+
+    #[DataProvider('processBound')]
+    public function testWithoutAutoReleaseAFlockOrSemaphoreHoldEndsWithTheProcess(string $store): void
+    {
+        $name = Env::name();
+        $child = Env::child(<<<'PHP'
+            $mutex = new Lock\Adapter\Yii2\LockMutex(['dsn' => $argv[1], 'autoRelease' => false]);
+            echo $mutex->acquire($argv[2]) ? "held\n" : "refused\n";
+            unset($mutex);
+            gc_collect_cycles();
+            echo Lock\Factory::fromDsn($argv[1])->getStore()->isLocked($argv[2]) ? "outlives the component\n" : "gone with the component\n";
+            PHP, Env::dsn($store), $name);
+        self::assertSame('held', $child->line());
+        self::assertSame('outlives the component', $child->line());
+        self::assertSame(0, $child->wait());
+
+        $mutex = self::mutex($store);
+        self::assertTrue($mutex->acquire($name), 'the end of the process ended it');
+        $mutex->release($name);
+    }
+
     public function testAHoldExpiresAfterItsTtlOnRedis(): void
     {
         $name = Env::name();
