@@ -24,7 +24,24 @@ const COMPARISONS = [
 	['sem', 'vs PHP sem_acquire() + sem_release() (the floor)', 'sem.ours', 'sem.floor', 0.9],
 	['sem', 'vs Symfony SemaphoreStore, lock reused', 'sem.ours', 'sem.symfony', 5.0],
 	['sem', 'vs Symfony, createLock per cycle', 'sem.ours-new', 'sem.symfony-new', null],
+	['frameworks', 'Symfony 7.4 LockFactory: the adapter vs Symfony RedisStore', 'redis.sf-ours', 'redis.sf-own', 1.5],
+	['frameworks', 'Laravel 12 Cache::lock(): the adapter vs RedisLock', 'redis.lv-ours', 'redis.lv-own', 1.5],
 ];
+
+/*
+ * Handoff through a framework's own blocking call over its adapter: label,
+ * contender; the p50 must stay within this many times the extension's own
+ * handoff (handoff.redis.ours) of the same rounds.
+ */
+const FRAMEWORK_HANDOFF = [
+	['Symfony acquire(true)', 'handoff.redis.sf-ours'],
+	['Laravel block()', 'handoff.redis.lv-ours'],
+	['Yii 2 acquire($name, $timeout)', 'handoff.redis.yii2-ours'],
+	['Drupal wait()', 'handoff.redis.drupal-ours'],
+];
+const FRAMEWORK_HANDOFF_RATIO = 1.5;
+/* The framework's own driver, for information: Laravel's RedisLock block() sleeps 250 ms between tries. */
+const FRAMEWORK_HANDOFF_OWN = [['Laravel RedisLock block()', 'handoff.redis.lv-own']];
 
 /* Memory runs: contender, label; growth must stay under this many kB. */
 const MEMORY = [
@@ -175,6 +192,26 @@ $addRow = static function (string $group, string $what, string $ours, string $pe
 	}
 	$rows[] = [$group, $what, $ours, $peer, $ratio, $target, $ok === null ? 'info' : ($ok ? 'PASS' : 'FAIL')];
 };
+
+$base = 'handoff.redis.ours';
+foreach ([...FRAMEWORK_HANDOFF, ...FRAMEWORK_HANDOFF_OWN] as [$label, $contender]) {
+	if (!isset($handoffs[$contender], $handoffs[$base])) {
+		continue;
+	}
+	$own = in_array([$label, $contender], FRAMEWORK_HANDOFF_OWN, true);
+	/* Paired by round, as the rates are: the two ran within seconds of each other. */
+	$paired = [];
+	foreach ($handoffs[$contender] as $round => $lat) {
+		if (isset($handoffs[$base][$round])) {
+			$paired[] = median($lat) / max(1, median($handoffs[$base][$round]));
+		}
+	}
+	$a = array_merge(...array_values($handoffs[$contender]));
+	$ratio = median($paired);
+	$addRow('handoff', sprintf('%s: p50 of %d, vs the extension\'s own', $label, count($a)), ms(percentile($a, 50)),
+		ms(percentile(array_merge(...array_values($handoffs[$base])), 50)), sprintf('%.2fx', $ratio),
+		$own ? '-' : sprintf('<= %.1fx', FRAMEWORK_HANDOFF_RATIO), $own ? null : $ratio <= FRAMEWORK_HANDOFF_RATIO);
+}
 
 foreach (HANDOFF as [$store, $ours, $peer, $p50Target, $p99Target]) {
 	if (!isset($handoffs[$ours], $handoffs[$peer])) {

@@ -5,7 +5,7 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -32,14 +32,14 @@ contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -121,7 +121,7 @@ start_redis() {
 	return 1
 }
 
-if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct; then
+if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct || wants frameworks; then
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
@@ -146,7 +146,7 @@ worker_cmd() {
 	shift
 	cmd=("$php")
 	case "$contender" in
-		*.ours | *.ours-*) cmd+=(-d "extension=$ext") ;;
+		*.ours | *.ours-* | *-ours) cmd+=(-d "extension=$ext") ;;
 	esac
 	cmd+=("$bench/worker.php" "$contender" "$@")
 }
@@ -283,6 +283,18 @@ for g in "${groups[@]}"; do
 			serve_group contend "$contention_rounds" 0.2 "contend $contention_slice" \
 				contend.redis.ours contend.redis.symfony contend.redis.ours-unfair \
 				contend.flock.ours contend.flock.symfony contend.sem.ours contend.sem.symfony
+			;;
+		frameworks)
+			# The frameworks come from the installs of the adapters' test command.
+			if ! "$root/adapters/test.sh" symfony laravel yii2 drupal >"$work/adapters.log" 2>&1; then
+				echo "bench: adapters/test.sh failed (it installs the frameworks); see its output:" >&2
+				tail -n 30 "$work/adapters.log" >&2
+				exit 1
+			fi
+			rate_group redis.sf-ours redis.sf-own redis.lv-ours redis.lv-own
+			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
+				handoff.redis.ours handoff.redis.sf-ours handoff.redis.lv-ours handoff.redis.yii2-ours \
+				handoff.redis.drupal-ours handoff.redis.lv-own
 			;;
 		distinct)
 			distinct_run flock

@@ -37,10 +37,17 @@ const WAIT_LIMIT = 60.0;
 
 /**
  * A blocking lock on $resource for a waiting contender, built in the calling
- * process: [acquire (blocking, aborts when not had), release, clean-up].
+ * process: [acquire (blocking, aborts when not had), release, clean-up]; $waiter
+ * for the waiting side of a handoff (only Drupal's wait() differs).
  */
-function bench_waiting_lock(string $group, string $who, string $resource): array
+function bench_waiting_lock(string $group, string $who, string $resource, bool $waiter = false): array
 {
+	if (bench_is_framework($who)) {
+		if ($group !== 'redis') {
+			bench_fail("$who is for redis only");
+		}
+		return bench_framework_waiting_lock($who, $resource, $waiter);
+	}
 	if ($who === 'ours' || $who === 'ours-unfair') {
 		if ($who === 'ours-unfair' && $group !== 'redis') {
 			bench_fail("$who is for redis only");
@@ -121,7 +128,7 @@ function bench_fork(callable $body): array
 /** The waiter of the handoff contender: acquires when told, reports when it got the lock. */
 function bench_handoff_waiter($sock, string $group, string $who, string $resource): void
 {
-	[$acquire, $release, $cleanup] = bench_waiting_lock($group, $who, $resource);
+	[$acquire, $release, $cleanup] = bench_waiting_lock($group, $who, $resource, true);
 	while (($line = fgets($sock)) !== false && trim($line) === 'go') {
 		fwrite($sock, "w\n");
 		$acquire();
@@ -243,9 +250,11 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		bench_fail("unknown contender $name");
 	}
 	[$kind, $group, $who] = $parts;
+	/* Loaded before the fork, so that the partners share the work of loading it. */
 	if ($who === 'symfony') {
-		/* Loaded before the fork, so that the partners share the work of loading it. */
 		bench_symfony();
+	} elseif (bench_is_framework($who)) {
+		bench_framework_load(bench_framework_install($who));
 	}
 	if ($kind === 'handoff') {
 		$maxDelayUs = (int) ((float) (getenv('BENCH_HANDOFF_DELAY_MS') ?: '110') * 1000);

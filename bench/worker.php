@@ -24,6 +24,8 @@
 
 declare(strict_types=1);
 
+require_once __DIR__ . '/frameworks.php';
+
 use Symfony\Component\Lock\LockFactory as SfFactory;
 use Symfony\Component\Lock\Store\FlockStore as SfFlockStore;
 use Symfony\Component\Lock\Store\RedisStore as SfRedisStore;
@@ -105,6 +107,9 @@ function bench_contender(string $name, string $resource): array
 	[$group, $who] = explode('.', $name, 2) + [1 => ''];
 	if (!in_array($group, ['redis', 'flock', 'sem'], true)) {
 		bench_fail("unknown contender $name");
+	}
+	if ($group === 'redis' && bench_is_framework($who)) {
+		return bench_framework_contender($who, $resource);
 	}
 	switch ($who) {
 		case 'ours':
