@@ -559,6 +559,37 @@ static void lkc_sem_evict_idle(lkc_sem_store *s)
 	}
 }
 
+/*
+ * Removes every idle set of ours on the system that nobody keeps: those left by
+ * processes that died holding (killed, or keeping a hold to their end). Linux only
+ * (SEM_STAT); one call per slot of the kernel's table, so only when the table is full.
+ */
+static void lkc_sem_sweep(void)
+{
+	struct seminfo info;
+	union {
+		int val;
+		struct semid_ds *buf;
+		unsigned short *array;
+		struct seminfo *info;
+	} arg;
+	int max;
+
+	arg.info = &info;
+	max = semctl(0, 0, SEM_INFO, arg);
+	for (int i = 0; i <= max; i++) {
+		struct semid_ds ds;
+		int id;
+
+		arg.buf = &ds;
+		id = semctl(i, 0, SEM_STAT, arg);
+		if (id >= 0 && ds.sem_nsems == LKC_SEM_COUNT
+			&& ((uint32_t) ds.sem_perm.__key & 0xff000000u) == LKC_SEM_KEY_PREFIX) {
+			lkc_sem_retire(id, 0);
+		}
+	}
+}
+
 /* The error for a set that cannot be created because a system limit is reached. */
 static lkc_rc lkc_sem_limit_error(lkc_err *err, int32_t key)
 {
@@ -576,7 +607,7 @@ static lkc_rc lkc_sem_limit_error(lkc_err *err, int32_t key)
 	}
 	return lkc_err_set(err, LKC_ERR_SYSTEM,
 		"semaphore: cannot create the set with key 0x%08x: the system limit of %d semaphore sets (SEMMNI) "
-		"or %d semaphores (SEMMNS) is reached (see sysctl kernel.sem), and every set this store kept is in use",
+		"or %d semaphores (SEMMNS) is reached (see sysctl kernel.sem), and no idle set of this store is left to remove",
 		(unsigned) key, info.semmni, info.semmns);
 }
 
@@ -641,7 +672,7 @@ static lkc_sem_entry *lkc_sem_enter(lkc_sem_store *s, int32_t key, int64_t wait_
 	};
 	struct sembuf unpin[] = { { LKC_SEM_USERS, -1, SEM_UNDO | IPC_NOWAIT } };
 	lkc_sem_entry *e = lkc_sem_lookup(s, key);
-	int evicted = 0;
+	int freed = 0;
 	int id;
 
 	if (e != NULL) {
@@ -655,10 +686,16 @@ static lkc_sem_entry *lkc_sem_enter(lkc_sem_store *s, int32_t key, int64_t wait_
 
 		id = lkc_sem_get(s, key);
 		if (id < 0) {
-			if (errno == ENOSPC && !evicted) {
-				/* Make room: the sets this store keeps idle go first, and we try once more. */
-				evicted = 1;
-				lkc_sem_evict_idle(s);
+			if (errno == ENOSPC && freed < 2) {
+				/*
+				 * Make room: first the sets this store keeps idle, then every idle set of
+				 * ours that nobody keeps (left by dead holders), trying again after each.
+				 */
+				if (freed++ == 0) {
+					lkc_sem_evict_idle(s);
+				} else {
+					lkc_sem_sweep();
+				}
 				continue;
 			}
 			if (errno == ENOSPC) {
