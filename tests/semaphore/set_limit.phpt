@@ -68,7 +68,7 @@ $cmd = array_merge(['unshare', '--ipc', 'sh', '-c', 'echo 250 32000 32 16 > /pro
     lock_test_php_cmd($file));
 $proc = proc_open($cmd, [1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
 $out = stream_get_contents($pipes[1]);
-echo preg_replace('/key 0x[0-9a-f]{8}/', 'key 0x...', $out);
+echo $out;
 echo 'exit: ', proc_close($proc), "\n";
 lock_test_rmdir(dirname($file));
 ?>
@@ -77,7 +77,7 @@ limit: 16
 sets left by the killed holder: 10
 distinct names acquired and released: 1000 of 1000
 sets now at most 16: true
-hold 16: Lock\StorageException: Lock "held-16": semaphore: cannot create the set with key 0x...: the system limit of 16 semaphore sets (SEMMNI) or %d semaphores (SEMMNS) is reached (see sysctl kernel.sem), and no idle set of this store is left to remove
+hold 16: Lock\StorageException: Lock "held-16": semaphore: cannot create the set with key 0x%x: the system limit of 16 semaphore sets (SEMMNI) or %d semaphores (SEMMNS) is reached (see sysctl kernel.sem), and no idle set of this store is left to remove
 holds: 16
 sets after the store: 0
 exit: 0
