@@ -739,6 +739,7 @@ static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 {
 	lkc_sem_store *s = (lkc_sem_store *) store;
 	uint64_t deadline_ns;
+	int failed_id = -1;
 	int r;
 
 	(void) ttl_ms; /* A semaphore hold lasts until released or until its process ends. */
@@ -781,7 +782,8 @@ static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			hold->semid = e->id;
 			return LKC_OK;
 		}
-		if (!lkc_sem_removed(r)) {
+		if (!lkc_sem_removed(r) || e->id == failed_id) {
+			/* A new set of the same id failing again is not a removal but a real error. */
 			lkc_sem_put(s, e);
 			return lkc_sem_wait_rc(r, hold->semkey, err);
 		}
@@ -790,6 +792,7 @@ static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		 * removal never does, since our count in "users" keeps the set. Make it anew
 		 * and wait on that.
 		 */
+		failed_id = e->id;
 		lkc_sem_forget(s, e);
 	}
 }
