@@ -813,7 +813,7 @@ static lkc_rc lkc_sem_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 	if (id < 0) {
 		return lkc_sem_gone(hold->semkey);
 	}
-	lkc_sem_after_fork(s);
+	/* No fork check: the lock layer releases only holds taken in this process, whose acquire made it. */
 	hold->semid = -1;
 	e = lkc_sem_lookup(s, hold->semkey);
 	if (e != NULL && (e->id != id || e->holds == 0)) {
