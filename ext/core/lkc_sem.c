@@ -31,7 +31,6 @@
 #include "lkc.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ipc.h>
@@ -46,7 +45,7 @@
 #define LKC_SEM_DYING     5
 #define LKC_SEM_COUNT     6
 
-/* Every key of ours has this top byte (not a letter, so no ftok(path, 'x') key has it either). */
+/* Every key of ours has this top byte; ftok() puts its proj_id there, and 0xa7 is no printable character. */
 #define LKC_SEM_KEY_PREFIX 0xa7000000u
 
 /* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
@@ -75,7 +74,7 @@ typedef struct {
 	lkc_sem_entry **buckets;
 	lkc_sem_entry *oldest;
 	lkc_sem_entry *newest;
-	unsigned long forks;             /* lkc_fork_count() of the process the entries' counts belong to */
+	pid_t pid;                       /* the process the entries' counts in "users" belong to */
 } lkc_sem_store;
 
 static const lkc_store_ops lkc_sem_ops;
@@ -154,7 +153,7 @@ lkc_rc lkc_sem_open_cache(lkc_store **out, int mode, int cache, lkc_err *err)
 	s->base.ops = &lkc_sem_ops;
 	s->mode = mode;
 	s->cache = (unsigned) cache;
-	s->forks = lkc_fork_count();
+	s->pid = lkc_pid();
 	*out = &s->base;
 	return LKC_OK;
 }
@@ -532,10 +531,13 @@ static void lkc_sem_put(lkc_sem_store *s, lkc_sem_entry *e)
 	}
 }
 
-/* In a forked child the counts in "users" are the parent's: the child forgets the entries and starts anew. */
+/*
+ * In a forked child the counts in "users" are the parent's (a child inherits no
+ * SEM_UNDO adjustments): the child forgets the entries and starts anew.
+ */
 static void lkc_sem_after_fork(lkc_sem_store *s)
 {
-	if (s->forks == lkc_fork_count()) {
+	if (s->pid == lkc_pid()) {
 		return;
 	}
 	for (size_t i = 0; i < s->nbuckets; i++) {
@@ -548,7 +550,7 @@ static void lkc_sem_after_fork(lkc_sem_store *s)
 	s->count = 0;
 	s->idle = 0;
 	s->oldest = s->newest = NULL;
-	s->forks = lkc_fork_count();
+	s->pid = lkc_pid();
 }
 
 /* Lets go of every idle entry, to make room under the system's limit. */

@@ -960,10 +960,35 @@ static void set_limit_in_own_namespace(void)
 	CHECK(reap(pid) == 0);
 }
 
+/* A forked child using its parent's store neither gives back nor removes what the parent keeps. */
+static void forked_child_keeps_parent_sets(void)
+{
+	char res[96], other[128];
+	lkc_store *store = open_store();
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "forkkeep");
+	snprintf(other, sizeof(other), "%s-child", res);
+	CHECK(cycle(store, res));
+	CHECK(semval(res, SEM_USERS) == 1);
+	pid = fork();
+	if (pid == 0) {
+		/* The child's own count on res comes and goes with its own use; the parent's stays. */
+		int ok = cycle(store, res) && cycle(store, other) && semval(res, SEM_USERS) == 2;
+		store->ops->destroy(store);
+		_exit(ok && semval(res, SEM_USERS) == 1 && !has_set(other) ? 0 : 1);
+	}
+	CHECK(reap(pid) == 0);
+	CHECK(semval(res, SEM_USERS) == 1);
+	CHECK(cycle(store, res));
+	store->ops->destroy(store);
+	CHECK(!has_set(res) && !has_set(other));
+}
+
 TEST_MAIN(T(key_is_derived_and_never_private), T(exclusive_holds_conflict_in_process), T(shared_holds_coexist),
 	T(timed_wait_ends_busy), T(killed_holder_is_undone), T(release_wakes_waiter),
 	T(waiting_writer_holds_readers_back), T(force_release_breaks_holder), T(force_release_wakes_waiter),
 	T(holds_convert), T(second_promoter_is_refused), T(is_locked_sees_every_mode),
 	T(forked_child_cannot_touch_parent_hold), T(permission_denied_names_key), T(host_interrupts_wait),
 	T(idle_sets_are_removed), T(kept_set_outlives_other_users), T(removal_never_breaks_exclusion),
-	T(dying_set_is_waited_out), T(set_limit_in_own_namespace))
+	T(dying_set_is_waited_out), T(set_limit_in_own_namespace), T(forked_child_keeps_parent_sets))
