@@ -181,17 +181,27 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 /* Opens a semaphore store into obj; false when it threw. */
 static bool php_lock_sem_init(php_lock_store_obj *obj, HashTable *options, uint32_t options_arg)
 {
+	static const php_lock_opt known[] = {
+		{"mode", OPT_INT},
+		{"cache", OPT_INT},
+		{NULL, OPT_INT},
+	};
+	zval *cache = php_lock_option(options, "cache");
 	lkc_err err;
 	int mode;
 
-	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
+	if (options && !php_lock_options_check(options, known, options_arg)) {
 		return false;
 	}
 	if (!php_lock_mode_option(options, options_arg, &mode)) {
 		return false;
 	}
+	if (cache && (Z_LVAL_P(cache) < 0 || Z_LVAL_P(cache) > LKC_SEM_CACHE_MAX)) {
+		zend_argument_value_error(options_arg, "option \"cache\" must be between 0 and %d", LKC_SEM_CACHE_MAX);
+		return false;
+	}
 	lkc_err_clear(&err);
-	if (lkc_sem_open(&obj->store, mode, &err) != LKC_OK) {
+	if (lkc_sem_open_cache(&obj->store, mode, cache ? (int) Z_LVAL_P(cache) : LKC_SEM_CACHE_DEFAULT, &err) != LKC_OK) {
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}

@@ -222,6 +222,11 @@ char *lkc_flock_file_name(const char *resource, size_t len);
 
 /* SysV semaphore store; sets are created with mode. */
 lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err);
+/* Idle semaphore sets a store keeps by default, and at most. */
+#define LKC_SEM_CACHE_DEFAULT 64
+#define LKC_SEM_CACHE_MAX 65536
+/* As lkc_sem_open, keeping at most cache (0 to LKC_SEM_CACHE_MAX) idle sets for reuse. */
+lkc_rc lkc_sem_open_cache(lkc_store **out, int mode, int cache, lkc_err *err);
 /* The IPC key of a resource's semaphore set. */
 int32_t lkc_sem_key(const char *resource, size_t len);
 

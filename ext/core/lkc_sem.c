@@ -1,5 +1,5 @@
 /*
- * The SysV semaphore store: one set of four semaphores per resource, found by
+ * The SysV semaphore store: one set of six semaphores per resource, found by
  * an IPC key hashed from the resource. Every change that is a hold is made
  * with SEM_UNDO, so the kernel gives a dead process's holds back.
  *
@@ -9,9 +9,21 @@
  *   2  writers waiting: new readers hold back while it is above 0, so a
  *      steady flow of readers cannot starve a writer
  *   3  promotion: 1 while a reader waits to become the writer
+ *   4  users: how many stores keep the set's id (each adds 1, with SEM_UNDO,
+ *      before its first operation on the set and takes it back when it lets go)
+ *   5  dying: 1 from the moment a remover found the set idle until it is gone
  *
  * Linux creates the semaphores of a new set at 0, which is exactly the free
  * state, so a set needs no initialisation and there is no race in making one.
+ *
+ * Sets do not stay forever: a set that nobody uses (all six at 0) may be removed
+ * by anybody, with one atomic operation that checks all six and sets "dying",
+ * followed by IPC_RMID. A user announces itself with one atomic operation that
+ * requires "dying" at 0, so nobody ever holds, waits on or keeps the id of a set
+ * that is being removed: a removal never breaks a holder or a waiter, and a kept
+ * id is never recycled by the kernel for another set under us. A store keeps
+ * the ids of the sets its holds use plus at most `cache` idle ones (the most
+ * recently used), so that a repeated cycle on one resource costs two system calls.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -29,20 +41,50 @@
 #define LKC_SEM_WRITER    1
 #define LKC_SEM_WAITING   2
 #define LKC_SEM_PROMOTING 3
-#define LKC_SEM_COUNT     4
+#define LKC_SEM_USERS     4
+#define LKC_SEM_DYING     5
+#define LKC_SEM_COUNT     6
+
+/* Every key of ours has this top byte; ftok() puts its proj_id there, and 0xa7 is no printable character. */
+#define LKC_SEM_KEY_PREFIX 0xa7000000u
 
 /* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
 #define LKC_SEM_WAIT_MAX (INT64_C(1) << 40)
 
+/* A try that meets a set being removed waits this long at most for it to go before it answers busy. */
+#define LKC_SEM_DYING_WAIT_MS 50
+
+/* What a store knows about one set: its id, kept with a count in "users". */
+typedef struct lkc_sem_entry {
+	int32_t key;
+	int id;
+	unsigned holds;                  /* holds of this store that have or wait for a count in the set */
+	struct lkc_sem_entry *chain;     /* next entry of the same hash bucket */
+	struct lkc_sem_entry *older;     /* the idle list (holds == 0), oldest first */
+	struct lkc_sem_entry *newer;
+} lkc_sem_entry;
+
 typedef struct {
 	lkc_store base;
-	int mode;           /* permissions of new sets */
+	int mode;                        /* permissions of new sets */
+	unsigned cache;                  /* idle sets kept at most */
+	unsigned idle;                   /* idle entries now */
+	size_t count;                    /* entries now */
+	size_t nbuckets;                 /* a power of two */
+	lkc_sem_entry **buckets;
+	lkc_sem_entry *oldest;
+	lkc_sem_entry *newest;
+	pid_t pid;                       /* the process the entries' counts in "users" belong to */
 } lkc_sem_store;
 
 static const lkc_store_ops lkc_sem_ops;
 
-/* The key's hash input starts with this, NUL included, so our keys differ from other programs' hashes of the same name. */
-static const char lkc_sem_salt[] = "lock-ext-sem";
+/*
+ * The key's hash input starts with this, NUL included, so our keys differ from other
+ * programs' hashes of the same name. "/2": sets of six semaphores, removed when idle;
+ * the four-semaphore sets of earlier versions have other keys and are never shared.
+ */
+static const char lkc_sem_salt[] = "lock-ext-sem/2";
 
 /* Computes the IPC key of a resource into *key; -1 when out of memory. */
 static int lkc_sem_key_of(const char *resource, size_t len, int32_t *key)
@@ -68,15 +110,12 @@ static int lkc_sem_key_of(const char *resource, size_t len, int32_t *key)
 		free(buf);
 	}
 	/*
-	 * 32 bits of a hash can collide. Two resources on one key share one set: they then
+	 * 24 bits of a hash can collide. Two resources on one key share one set: they then
 	 * exclude each other (false contention), but one resource never gets two holders.
+	 * The prefix keeps our keys recognisable and never IPC_PRIVATE.
 	 */
-	k = (uint32_t) d[0] << 24 | (uint32_t) d[1] << 16 | (uint32_t) d[2] << 8 | (uint32_t) d[3];
+	k = LKC_SEM_KEY_PREFIX | (uint32_t) d[0] << 16 | (uint32_t) d[1] << 8 | (uint32_t) d[2];
 	*key = (int32_t) k;
-	if (*key == IPC_PRIVATE) {
-		/* IPC_PRIVATE would make a new, unshared set on every call. */
-		*key = 1;
-	}
 	return 0;
 }
 
@@ -89,8 +128,8 @@ int32_t lkc_sem_key(const char *resource, size_t len)
 	return lkc_sem_key_of(resource, len, &key) == 0 ? key : IPC_PRIVATE;
 }
 
-/* Opens the store; sets are made with mode as they are first needed. */
-lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err)
+/* Opens the store; sets are made with mode as they are first needed, and at most cache idle ones are kept. */
+lkc_rc lkc_sem_open_cache(lkc_store **out, int mode, int cache, lkc_err *err)
 {
 	lkc_sem_store *s;
 
@@ -98,14 +137,31 @@ lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err)
 	if (mode < 0 || mode > 0777) {
 		return lkc_err_set(err, LKC_ERR_INVALID, "semaphore: mode must be between 0 and 0777, %#o given", (unsigned) mode);
 	}
+	if (cache < 0 || cache > LKC_SEM_CACHE_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "semaphore: cache must be between 0 and %d, %d given", LKC_SEM_CACHE_MAX, cache);
+	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
 	}
+	s->nbuckets = 16;
+	s->buckets = calloc(s->nbuckets, sizeof(*s->buckets));
+	if (s->buckets == NULL) {
+		free(s);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
+	}
 	s->base.ops = &lkc_sem_ops;
 	s->mode = mode;
+	s->cache = (unsigned) cache;
+	s->pid = lkc_pid();
 	*out = &s->base;
 	return LKC_OK;
+}
+
+/* Opens the store with the default cache. */
+lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err)
+{
+	return lkc_sem_open_cache(out, mode, LKC_SEM_CACHE_DEFAULT, err);
 }
 
 /* Fills err for a failed call on the set of key. */
@@ -125,21 +181,10 @@ static lkc_rc lkc_sem_error(lkc_err *err, const char *what, int32_t key, int err
 	}
 }
 
-/* The id of the set of key, created when missing; -1 with err filled. */
-static int lkc_sem_create(const lkc_sem_store *s, int32_t key, lkc_err *err)
+/* The id of the set of key, created when missing; -1 with errno set. */
+static int lkc_sem_get(const lkc_sem_store *s, int32_t key)
 {
-	int id = semget((key_t) key, LKC_SEM_COUNT, IPC_CREAT | s->mode);
-
-	if (id < 0) {
-		if (errno == EINVAL) {
-			lkc_err_set(err, LKC_ERR_SYSTEM,
-				"semaphore: a set with key 0x%08x exists with fewer than %d semaphores; another program uses this key",
-				(unsigned) key, LKC_SEM_COUNT);
-		} else {
-			lkc_sem_error(err, "create", key, errno);
-		}
-	}
-	return id;
+	return semget((key_t) key, LKC_SEM_COUNT, IPC_CREAT | s->mode);
 }
 
 /* The id of the existing set of key; -1 with *missing set when there is none, -1 with err filled on failure. */
@@ -368,6 +413,328 @@ static int lkc_sem_hold_key(lkc_hold *hold, lkc_err *err)
 	return 0;
 }
 
+/* The store's entry for key, or NULL. */
+static lkc_sem_entry *lkc_sem_lookup(const lkc_sem_store *s, int32_t key)
+{
+	lkc_sem_entry *e = s->buckets[(uint32_t) key & (s->nbuckets - 1)];
+
+	while (e != NULL && e->key != key) {
+		e = e->chain;
+	}
+	return e;
+}
+
+/* Doubles the hash table when it is full; a failed allocation keeps the old, longer chains. */
+static void lkc_sem_grow(lkc_sem_store *s)
+{
+	size_t n = s->nbuckets * 2;
+	lkc_sem_entry **b;
+
+	if (s->count < s->nbuckets || (b = calloc(n, sizeof(*b))) == NULL) {
+		return;
+	}
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		lkc_sem_entry *e = s->buckets[i];
+		while (e != NULL) {
+			lkc_sem_entry *next = e->chain;
+			size_t j = (uint32_t) e->key & (n - 1);
+			e->chain = b[j];
+			b[j] = e;
+			e = next;
+		}
+	}
+	free(s->buckets);
+	s->buckets = b;
+	s->nbuckets = n;
+}
+
+static void lkc_sem_idle_unlink(lkc_sem_store *s, lkc_sem_entry *e)
+{
+	*(e->older ? &e->older->newer : &s->oldest) = e->newer;
+	*(e->newer ? &e->newer->older : &s->newest) = e->older;
+	e->older = e->newer = NULL;
+	s->idle--;
+}
+
+/* Forgets the entry without touching its set (the set is gone, or its count is not ours). */
+static void lkc_sem_forget(lkc_sem_store *s, lkc_sem_entry *e)
+{
+	lkc_sem_entry **p = &s->buckets[(uint32_t) e->key & (s->nbuckets - 1)];
+
+	while (*p != e) {
+		p = &(*p)->chain;
+	}
+	*p = e->chain;
+	if (e->holds == 0) {
+		lkc_sem_idle_unlink(s, e);
+	}
+	s->count--;
+	free(e);
+}
+
+/*
+ * Gives up a count in "users" (unpin: the store's own) and removes the set when that
+ * leaves it idle: nobody holds, waits, promotes or keeps its id. Safe for anybody to call.
+ */
+static void lkc_sem_retire(int id, int unpin)
+{
+	struct sembuf ops[] = {
+		{ LKC_SEM_USERS, -1, SEM_UNDO | IPC_NOWAIT },
+		{ LKC_SEM_READERS, 0, IPC_NOWAIT },
+		{ LKC_SEM_WRITER, 0, IPC_NOWAIT },
+		{ LKC_SEM_WAITING, 0, IPC_NOWAIT },
+		{ LKC_SEM_PROMOTING, 0, IPC_NOWAIT },
+		{ LKC_SEM_USERS, 0, IPC_NOWAIT },
+		{ LKC_SEM_DYING, 0, IPC_NOWAIT },
+		/* With SEM_UNDO: a remover that dies before IPC_RMID leaves the set as it was. */
+		{ LKC_SEM_DYING, 1, SEM_UNDO | IPC_NOWAIT },
+	};
+	struct sembuf *first = unpin ? ops : ops + 1;
+	size_t n = unpin ? 8 : 7;
+
+	if (semop(id, first, n) == 0) {
+		if (semctl(id, 0, IPC_RMID) != 0 && !lkc_sem_removed(errno)) {
+			/* Not ours to remove (another user's set): take the mark back so that others go on using it. */
+			struct sembuf undo[] = { { LKC_SEM_DYING, -1, SEM_UNDO | IPC_NOWAIT } };
+			semop(id, undo, 1);
+		}
+		return;
+	}
+	if (unpin && errno == EAGAIN) {
+		/* In use: only our count goes. */
+		semop(id, ops, 1);
+	}
+}
+
+/* Lets go of an idle entry: forgets it and removes its set if nobody else uses it. */
+static void lkc_sem_evict(lkc_sem_store *s, lkc_sem_entry *e)
+{
+	int id = e->id;
+
+	lkc_sem_forget(s, e);
+	lkc_sem_retire(id, 1);
+}
+
+/* One hold of the store stopped using the entry; the idle ones are trimmed back to the cache size. */
+static void lkc_sem_put(lkc_sem_store *s, lkc_sem_entry *e)
+{
+	if (--e->holds > 0) {
+		return;
+	}
+	e->older = s->newest;
+	e->newer = NULL;
+	*(s->newest ? &s->newest->newer : &s->oldest) = e;
+	s->newest = e;
+	s->idle++;
+	while (s->idle > s->cache) {
+		lkc_sem_evict(s, s->oldest);
+	}
+}
+
+/*
+ * In a forked child the counts in "users" are the parent's (a child inherits no
+ * SEM_UNDO adjustments): the child forgets the entries and starts anew.
+ */
+static void lkc_sem_after_fork(lkc_sem_store *s)
+{
+	if (s->pid == lkc_pid()) {
+		return;
+	}
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		while (s->buckets[i] != NULL) {
+			lkc_sem_entry *e = s->buckets[i];
+			s->buckets[i] = e->chain;
+			free(e);
+		}
+	}
+	s->count = 0;
+	s->idle = 0;
+	s->oldest = s->newest = NULL;
+	s->pid = lkc_pid();
+}
+
+/* Lets go of every idle entry, to make room under the system's limit. */
+static void lkc_sem_evict_idle(lkc_sem_store *s)
+{
+	while (s->oldest != NULL) {
+		lkc_sem_evict(s, s->oldest);
+	}
+}
+
+/*
+ * Removes every idle set of ours on the system that nobody keeps: those left by
+ * processes that died holding (killed, or keeping a hold to their end). Linux only
+ * (SEM_STAT); one call per slot of the kernel's table, so only when the table is full.
+ */
+static void lkc_sem_sweep(void)
+{
+	struct seminfo info;
+	union {
+		int val;
+		struct semid_ds *buf;
+		unsigned short *array;
+		struct seminfo *info;
+	} arg;
+	int max;
+
+	arg.info = &info;
+	max = semctl(0, 0, SEM_INFO, arg);
+	for (int i = 0; i <= max; i++) {
+		struct semid_ds ds;
+		int id;
+
+		arg.buf = &ds;
+		id = semctl(i, 0, SEM_STAT, arg);
+		if (id >= 0 && ds.sem_nsems == LKC_SEM_COUNT
+			&& ((uint32_t) ds.sem_perm.__key & 0xff000000u) == LKC_SEM_KEY_PREFIX) {
+			lkc_sem_retire(id, 0);
+		}
+	}
+}
+
+/* The error for a set that cannot be created because a system limit is reached. */
+static lkc_rc lkc_sem_limit_error(lkc_err *err, int32_t key)
+{
+	struct seminfo info;
+	union {
+		int val;
+		struct semid_ds *buf;
+		unsigned short *array;
+		struct seminfo *info;
+	} arg;
+
+	arg.info = &info;
+	if (semctl(0, 0, IPC_INFO, arg) < 0) {
+		return lkc_sem_error(err, "create", key, ENOSPC);
+	}
+	return lkc_err_set(err, LKC_ERR_SYSTEM,
+		"semaphore: cannot create the set with key 0x%08x: the system limit of %d semaphore sets (SEMMNI) "
+		"or %d semaphores (SEMMNS) is reached (see sysctl kernel.sem), and no idle set of this store is left to remove",
+		(unsigned) key, info.semmni, info.semmns);
+}
+
+/*
+ * Waits while a remover takes the set id away (it marked it dying): 0 when gone or
+ * given back, EAGAIN when the deadline (for a try, a short bound) passed first,
+ * EINTR when the host ended the wait.
+ */
+static int lkc_sem_await_removal(int id, int64_t wait_ms, uint64_t deadline_ns)
+{
+	uint64_t end = wait_ms == 0 ? lkc_now_ns() + LKC_SEM_DYING_WAIT_MS * 1000000u : deadline_ns;
+	struct timespec pause = { 0, 20000 };
+
+	for (;;) {
+		if (semctl(id, LKC_SEM_DYING, GETVAL) <= 0) {
+			return 0;
+		}
+		if (wait_ms != LKC_WAIT_FOREVER && lkc_now_ns() >= end) {
+			return EAGAIN;
+		}
+		/* The remover's IPC_RMID follows its check at once: the first short sleep nearly always sees it. */
+		if (nanosleep(&pause, NULL) != 0 && lkc_interrupted()) {
+			return EINTR;
+		}
+		if (pause.tv_nsec < 1000000) {
+			pause.tv_nsec *= 2;
+		}
+	}
+}
+
+/* Adds an entry for the set id of key, in use by one hold; NULL when out of memory. */
+static lkc_sem_entry *lkc_sem_insert(lkc_sem_store *s, int32_t key, int id)
+{
+	lkc_sem_entry *e = calloc(1, sizeof(*e));
+	size_t b;
+
+	if (e == NULL) {
+		return NULL;
+	}
+	lkc_sem_grow(s);
+	b = (uint32_t) key & (s->nbuckets - 1);
+	e->key = key;
+	e->id = id;
+	e->holds = 1;
+	e->chain = s->buckets[b];
+	s->buckets[b] = e;
+	s->count++;
+	return e;
+}
+
+/*
+ * The store's entry for key, with one more hold counted and a count of the store's
+ * in the set's "users" (made when missing). NULL with *rc and err filled on failure;
+ * *rc is LKC_BUSY or LKC_INTERRUPTED when a set being removed outlasted the wait.
+ */
+static lkc_sem_entry *lkc_sem_enter(lkc_sem_store *s, int32_t key, int64_t wait_ms, uint64_t deadline_ns,
+	lkc_rc *rc, lkc_err *err)
+{
+	struct sembuf pin[] = {
+		{ LKC_SEM_DYING, 0, IPC_NOWAIT },
+		{ LKC_SEM_USERS, 1, SEM_UNDO | IPC_NOWAIT },
+	};
+	struct sembuf unpin[] = { { LKC_SEM_USERS, -1, SEM_UNDO | IPC_NOWAIT } };
+	lkc_sem_entry *e = lkc_sem_lookup(s, key);
+	int freed = 0;
+	int id;
+
+	if (e != NULL) {
+		if (e->holds++ == 0) {
+			lkc_sem_idle_unlink(s, e);
+		}
+		return e;
+	}
+	for (;;) {
+		int r;
+
+		id = lkc_sem_get(s, key);
+		if (id < 0) {
+			if (errno == ENOSPC && freed < 2) {
+				/*
+				 * Make room: first the sets this store keeps idle, then every idle set of
+				 * ours that nobody keeps (left by dead holders), trying again after each.
+				 */
+				if (freed++ == 0) {
+					lkc_sem_evict_idle(s);
+				} else {
+					lkc_sem_sweep();
+				}
+				continue;
+			}
+			if (errno == ENOSPC) {
+				*rc = lkc_sem_limit_error(err, key);
+			} else if (errno == EINVAL) {
+				*rc = lkc_err_set(err, LKC_ERR_SYSTEM,
+					"semaphore: a set with key 0x%08x exists with fewer than %d semaphores; another program uses this key",
+					(unsigned) key, LKC_SEM_COUNT);
+			} else {
+				*rc = lkc_sem_error(err, "create", key, errno);
+			}
+			return NULL;
+		}
+		if (semop(id, pin, 2) == 0) {
+			break;
+		}
+		r = errno;
+		if (r == EAGAIN) {
+			/* Being removed: once it is gone, make it anew. */
+			r = lkc_sem_await_removal(id, wait_ms, deadline_ns);
+			if (r != 0) {
+				*rc = r == EAGAIN ? LKC_BUSY : LKC_INTERRUPTED;
+				return NULL;
+			}
+		} else if (!lkc_sem_removed(r)) {
+			*rc = lkc_sem_error(err, "open", key, r);
+			return NULL;
+		}
+	}
+	e = lkc_sem_insert(s, key, id);
+	if (e == NULL) {
+		semop(id, unpin, 1);
+		*rc = lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
+	}
+	return e;
+}
+
 /* Takes or converts the hold, waiting as wait_ms allows; on failure the hold keeps what it had. */
 static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
@@ -381,6 +748,7 @@ static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (lkc_sem_hold_key(hold, err) != 0) {
 		return err->code;
 	}
+	lkc_sem_after_fork(s);
 	if (wait_ms < 0 || wait_ms > LKC_SEM_WAIT_MAX) {
 		wait_ms = LKC_WAIT_FOREVER;
 	}
@@ -405,58 +773,71 @@ static lkc_rc lkc_sem_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		hold->semid = -1;
 	}
 	for (;;) {
-		if (hold->semid < 0) {
-			hold->semid = lkc_sem_create(s, hold->semkey, err);
-			if (hold->semid < 0) {
-				return err->code;
-			}
+		lkc_rc rc = LKC_OK;
+		lkc_sem_entry *e = lkc_sem_enter(s, hold->semkey, wait_ms, deadline_ns, &rc, err);
+
+		if (e == NULL) {
+			return rc;
 		}
-		r = lkc_sem_take(hold->semid, mode, wait_ms, deadline_ns);
+		r = lkc_sem_take(e->id, mode, wait_ms, deadline_ns);
 		if (r == 0) {
+			hold->semid = e->id;
 			return LKC_OK;
 		}
-		if (!lkc_sem_removed(r)) {
+		if (!lkc_sem_removed(r) || e->id == failed_id) {
+			/* A new set of the same id failing again is not a removal but a real error. */
+			lkc_sem_put(s, e);
 			return lkc_sem_wait_rc(r, hold->semkey, err);
 		}
 		/*
-		 * force_release removed the set, which woke us with EIDRM: make the set anew and
-		 * wait on that. The same id failing twice is not a removal but a real error.
+		 * force_release (or ipcrm) removed the set, which woke us with EIDRM; idle
+		 * removal never does, since our count in "users" keeps the set. Make it anew
+		 * and wait on that.
 		 */
-		if (hold->semid == failed_id) {
-			return lkc_sem_error(err, "lock", hold->semkey, r);
-		}
-		failed_id = hold->semid;
-		hold->semid = -1;
+		failed_id = e->id;
+		lkc_sem_forget(s, e);
 	}
 }
 
 /* Gives the hold's count back; LKC_EXPIRED or LKC_LOST when force_release removed the set first. */
 static lkc_rc lkc_sem_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
+	lkc_sem_store *s = (lkc_sem_store *) store;
 	struct sembuf op[] = { { LKC_SEM_WRITER, -1, SEM_UNDO | IPC_NOWAIT } };
+	lkc_sem_entry *e;
+	int id = hold->semid;
 	int r;
 
-	(void) store;
 	(void) delay_ms; /* The lock layer refuses delays for stores without expiry. */
 	if (lkc_sem_hold_key(hold, err) != 0) {
 		return err->code;
 	}
-	if (hold->semid < 0) {
+	if (id < 0) {
 		return lkc_sem_gone(hold->semkey);
+	}
+	/* No fork check: the lock layer releases only holds taken in this process, whose acquire made it. */
+	hold->semid = -1;
+	e = lkc_sem_lookup(s, hold->semkey);
+	if (e != NULL && (e->id != id || e->holds == 0)) {
+		/* Our set was removed (force_release) and the store has moved on to a new one. */
+		e = NULL;
 	}
 	if (hold->mode == LKC_MODE_SHARED) {
 		op[0].sem_num = LKC_SEM_READERS;
 	}
-	r = lkc_sem_apply(hold->semid, op, 1, 0, 0);
+	r = lkc_sem_apply(id, op, 1, 0, 0);
+	if (e != NULL) {
+		if (lkc_sem_removed(r)) {
+			lkc_sem_forget(s, e);
+		} else {
+			lkc_sem_put(s, e);
+		}
+	}
 	if (r == 0) {
 		return LKC_OK;
 	}
-	if (lkc_sem_removed(r)) {
-		hold->semid = -1;
-		return lkc_sem_gone(hold->semkey);
-	}
-	if (r == EAGAIN) {
-		/* The count we would give back is not there: the hold is not ours any more. */
+	if (lkc_sem_removed(r) || r == EAGAIN) {
+		/* The set is gone, or the count we would give back is not there: the hold is not ours any more. */
 		return lkc_sem_gone(hold->semkey);
 	}
 	return lkc_sem_error(err, "unlock", hold->semkey, r);
@@ -478,7 +859,7 @@ static lkc_rc lkc_sem_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	if (id < 0 && !missing) {
 		return err->code;
 	}
-	/* Sets are only ever removed by force_release, so the same set means the same hold. */
+	/* A set we hold a count in is only ever removed by force_release, so the same set means the same hold. */
 	return id == hold->semid ? LKC_OK : lkc_sem_gone(hold->semkey);
 }
 
@@ -558,10 +939,11 @@ static lkc_rc lkc_sem_wait_free(lkc_store *store, const char *resource, size_t l
 /* Breaks every holder of the resource by removing its set. */
 static lkc_rc lkc_sem_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
+	lkc_sem_store *s = (lkc_sem_store *) store;
+	lkc_sem_entry *e;
 	int32_t key;
 	int missing, id;
 
-	(void) store;
 	if (lkc_sem_key_of(resource, len, &key) != 0) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
 	}
@@ -570,11 +952,16 @@ static lkc_rc lkc_sem_force_release(lkc_store *store, const char *resource, size
 		return missing ? LKC_OK : err->code;
 	}
 	/*
-	 * The only place a set is removed. Removal wakes its waiters with EIDRM, and ours
+	 * The only removal of a set in use. It wakes the set's waiters with EIDRM, and ours
 	 * make the set anew and wait on that; holders find their set gone.
 	 */
 	if (semctl(id, 0, IPC_RMID) != 0 && !lkc_sem_removed(errno)) {
 		return lkc_sem_error(err, "remove", key, errno);
+	}
+	lkc_sem_after_fork(s);
+	e = lkc_sem_lookup(s, key);
+	if (e != NULL && e->id == id && e->holds == 0) {
+		lkc_sem_forget(s, e);
 	}
 	return LKC_OK;
 }
@@ -587,10 +974,24 @@ static void lkc_sem_abandon(lkc_store *store, lkc_hold *hold)
 	(void) hold;
 }
 
-/* Frees the store; sets stay, for their holders and waiters. */
+/* Frees the store, removing the sets it kept that nobody else uses; sets in use stay for their holders and waiters. */
 static void lkc_sem_destroy(lkc_store *store)
 {
-	free(store);
+	lkc_sem_store *s = (lkc_sem_store *) store;
+
+	lkc_sem_after_fork(s);
+	for (size_t i = 0; i < s->nbuckets; i++) {
+		while (s->buckets[i] != NULL) {
+			lkc_sem_entry *e = s->buckets[i];
+			int id = e->id;
+
+			s->buckets[i] = e->chain;
+			free(e);
+			lkc_sem_retire(id, 1);
+		}
+	}
+	free(s->buckets);
+	free(s);
 }
 
 static const lkc_store_ops lkc_sem_ops = {

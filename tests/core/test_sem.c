@@ -3,7 +3,10 @@
 #include "t.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/ipc.h>
 #include <sys/sem.h>
 #include <sys/time.h>
@@ -18,6 +21,8 @@
 #define SEM_WRITER    1
 #define SEM_WAITING   2
 #define SEM_PROMOTING 3
+#define SEM_USERS     4
+#define SEM_DYING     5
 
 /* A resource name with a random suffix, so runs never share a set with anything else. */
 static void unique_resource(char *buf, size_t size, const char *base)
@@ -114,9 +119,9 @@ static void await_child(int fd)
 
 static void key_is_derived_and_never_private(void)
 {
-	/* The first four bytes of sha256("lock-ext-sem\0" + resource), big-endian. */
-	CHECK(lkc_sem_key("abc", 3) == (int32_t) 0x3160e98e);
-	CHECK(lkc_sem_key("x", 1) == (int32_t) 0xc1c420a0);
+	/* 0xa7, then the first three bytes of sha256("lock-ext-sem/2\0" + resource), big-endian. */
+	CHECK(lkc_sem_key("abc", 3) == (int32_t) 0xa75952b2);
+	CHECK(lkc_sem_key("x", 1) == (int32_t) 0xa7a07e87);
 	CHECK(lkc_sem_key("abc", 3) != lkc_sem_key("abd", 3));
 	for (int i = 0; i < 1000; i++) {
 		char r[16];
@@ -665,8 +670,344 @@ static void host_interrupts_wait(void)
 	remove_set(res);
 }
 
+/* Whether resource has a set now. */
+static int has_set(const char *resource)
+{
+	return semget((key_t) lkc_sem_key(resource, strlen(resource)), 0, 0) >= 0;
+}
+
+static lkc_store *open_cache(int cache)
+{
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_sem_open_cache(&store, 0600, cache, &err), LKC_OK, &err);
+	return store;
+}
+
+/* One acquire and release of resource on store; whether both worked. */
+static int cycle(lkc_store *store, const char *resource)
+{
+	lkc_hold h;
+	lkc_err err;
+	int ok;
+
+	lkc_err_clear(&err);
+	if (lkc_hold_init(&h, resource, strlen(resource), &err) != LKC_OK) {
+		return 0;
+	}
+	ok = lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err) == LKC_OK
+		&& lkc_release(store, &h, 0, &err) == LKC_OK;
+	lkc_hold_dispose(&h);
+	return ok;
+}
+
+static void idle_sets_are_removed(void)
+{
+	char base[96], res[128];
+	int left = 0;
+	lkc_store *store = open_cache(4);
+	lkc_store *none = open_cache(0);
+	lkc_store *bad = NULL;
+	lkc_err err;
+
+	unique_resource(base, sizeof(base), "idle");
+	for (int i = 0; i < 100; i++) {
+		snprintf(res, sizeof(res), "%s-%d", base, i);
+		CHECK(cycle(store, res));
+	}
+	/* Only the four most recently used stay, for the next cycle. */
+	for (int i = 0; i < 100; i++) {
+		snprintf(res, sizeof(res), "%s-%d", base, i);
+		left += has_set(res);
+		if (i >= 96) {
+			CHECK(has_set(res));
+		}
+	}
+	CHECK(left == 4);
+	store->ops->destroy(store);
+	for (int i = 96; i < 100; i++) {
+		snprintf(res, sizeof(res), "%s-%d", base, i);
+		CHECK(!has_set(res));
+	}
+	/* Without a cache, a set goes with its last release. */
+	snprintf(res, sizeof(res), "%s-none", base);
+	CHECK(cycle(none, res));
+	CHECK(!has_set(res));
+	none->ops->destroy(none);
+	CHECK_RC(lkc_sem_open_cache(&bad, 0600, -1, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_sem_open_cache(&bad, 0600, LKC_SEM_CACHE_MAX + 1, &err), LKC_ERR_INVALID, &err);
+	CHECK(bad == NULL);
+}
+
+static void kept_set_outlives_other_users(void)
+{
+	char res[96];
+	lkc_store *keeper = open_store();
+	lkc_store *none = open_cache(0);
+	lkc_hold h;
+	lkc_err err;
+	int id;
+
+	unique_resource(res, sizeof(res), "kept");
+	CHECK(cycle(keeper, res));
+	id = semget((key_t) lkc_sem_key(res, strlen(res)), 0, 0);
+	CHECK(id >= 0 && semval(res, SEM_USERS) == 1);
+	/* Another store's last release finds the set kept by the first: it stays. */
+	CHECK(cycle(none, res));
+	CHECK(semget((key_t) lkc_sem_key(res, strlen(res)), 0, 0) == id);
+	init_hold(&h, res);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(keeper, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(h.semid == id);
+	/* A store destroyed while a hold of its own is out removes nothing under the holder. */
+	none->ops->destroy(none);
+	CHECK(has_set(res) && semval(res, SEM_WRITER) == 1);
+	CHECK_RC(lkc_release(keeper, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	keeper->ops->destroy(keeper);
+	CHECK(!has_set(res));
+}
+
+/*
+ * Children cycle on one resource (writers, and one reader) with stores that keep at most
+ * one set or nothing, so its set is removed and made anew all the time while others wait
+ * on it: no writer is ever inside together with anybody else, and every wait ends with
+ * the lock.
+ */
+static void removal_never_breaks_exclusion(void)
+{
+	enum { CHILDREN = 4, CYCLES = 1500 };
+	char res[96];
+	volatile int *shared = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[CHILDREN];
+
+	CHECK(shared != MAP_FAILED);
+	if (shared == MAP_FAILED) {
+		return;
+	}
+	unique_resource(res, sizeof(res), "race");
+	for (int c = 0; c < CHILDREN; c++) {
+		pids[c] = fork();
+		if (pids[c] == 0) {
+			lkc_store *store = NULL;
+			lkc_err err;
+
+			if (lkc_sem_open_cache(&store, 0600, c % 2 ? 0 : 1, &err) != LKC_OK) {
+				_exit(2);
+			}
+			for (int i = 0; i < CYCLES; i++) {
+				lkc_hold h;
+				/* Half wait, half try: both meet sets that are being removed. */
+				int64_t wait = (i + c) % 2 ? LONG_WAIT_MS : 0;
+				lkc_rc rc;
+
+				if (lkc_hold_init(&h, res, strlen(res), &err) != LKC_OK) {
+					_exit(3);
+				}
+				/* The last child reads: shared[0] counts writers inside, shared[3] readers. */
+				if (c == CHILDREN - 1) {
+					rc = lkc_acquire(store, &h, LKC_MODE_SHARED, LKC_TTL_NONE, wait, &err);
+					if (rc == LKC_OK) {
+						__sync_add_and_fetch(&shared[3], 1);
+						if (shared[0] != 0) {
+							shared[1] = 1;
+						}
+						__sync_sub_and_fetch(&shared[3], 1);
+						if (lkc_release(store, &h, 0, &err) != LKC_OK) {
+							_exit(4);
+						}
+					} else if (rc != LKC_BUSY || wait != 0) {
+						_exit(5);
+					}
+					lkc_hold_dispose(&h);
+					continue;
+				}
+				rc = lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, wait, &err);
+				if (rc == LKC_OK) {
+					if (__sync_add_and_fetch(&shared[0], 1) != 1 || shared[3] != 0) {
+						shared[1] = 1;
+					}
+					shared[2]++;
+					__sync_sub_and_fetch(&shared[0], 1);
+					if (lkc_release(store, &h, 0, &err) != LKC_OK) {
+						_exit(4);
+					}
+				} else if (rc != LKC_BUSY || wait != 0) {
+					_exit(5);
+				}
+				lkc_hold_dispose(&h);
+			}
+			store->ops->destroy(store);
+			_exit(0);
+		}
+	}
+	for (int c = 0; c < CHILDREN; c++) {
+		CHECK(reap(pids[c]) == 0);
+	}
+	CHECK(shared[1] == 0);
+	CHECK(shared[2] >= (CHILDREN - 1) * CYCLES / 2);
+	CHECK(!has_set(res));
+	munmap((void *) shared, 4096);
+}
+
+static void dying_set_is_waited_out(void)
+{
+	char res[96];
+	lkc_store *store = open_store();
+	lkc_hold h;
+	lkc_err err;
+	int fds[2];
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "dying");
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	if (pid == 0) {
+		/* A remover that checked the set idle and stops before IPC_RMID; its death undoes the mark. */
+		struct sembuf mark[] = { { SEM_DYING, 1, SEM_UNDO } };
+		int id = semget((key_t) lkc_sem_key(res, strlen(res)), 6, IPC_CREAT | 0600);
+
+		if (id < 0 || semop(id, mark, 1) != 0 || write(fds[1], "x", 1) != 1) {
+			_exit(2);
+		}
+		usleep(400000);
+		_exit(0);
+	}
+	await_child(fds[0]);
+	init_hold(&h, res);
+	lkc_err_clear(&err);
+	/* A try waits a little for the removal, then answers busy; a wait goes on to the end. */
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(acquire_woken(store, &h, LKC_MODE_EXCLUSIVE, &err), LKC_OK, &err);
+	CHECK(reap(pid) == 0);
+	CHECK(semval(res, SEM_DYING) == 0 && semval(res, SEM_WRITER) == 1);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	store->ops->destroy(store);
+	CHECK(!has_set(res));
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* The body of set_limit_in_own_namespace, in a child with an IPC namespace of its own: the exit status says what failed. */
+static int at_the_limit(void)
+{
+	enum { LIMIT = 16 };
+	lkc_store *store = NULL;
+	lkc_hold holds[LIMIT + 1];
+	lkc_err err;
+	char res[64];
+	int fd = open("/proc/sys/kernel/sem", O_WRONLY);
+
+	if (fd < 0 || write(fd, "250 32000 32 16", 15) != 15) {
+		return 10;
+	}
+	close(fd);
+	{
+		/* A process that dies holding every set the system allows leaves them idle behind it. */
+		pid_t pid = fork();
+		if (pid == 0) {
+			if (lkc_sem_open_cache(&store, 0600, 0, &err) != LKC_OK) {
+				_exit(1);
+			}
+			for (int i = 0; i < LIMIT; i++) {
+				snprintf(res, sizeof(res), "dead-%d", i);
+				if (lkc_hold_init(&holds[0], res, strlen(res), &err) != LKC_OK
+					|| lkc_acquire(store, &holds[0], LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err) != LKC_OK) {
+					_exit(1);
+				}
+			}
+			_exit(0);
+		}
+		if (reap(pid) != 0) {
+			return 17;
+		}
+	}
+	if (lkc_sem_open(&store, 0600, &err) != LKC_OK) {
+		return 11;
+	}
+	/* Far more names than the system has sets: the dead holder's sets, then the store's idle ones make room. */
+	for (int i = 0; i < 1000; i++) {
+		snprintf(res, sizeof(res), "limit-%d", i);
+		if (!cycle(store, res)) {
+			return 12;
+		}
+	}
+	for (int i = 0; i <= LIMIT; i++) {
+		snprintf(res, sizeof(res), "held-%d", i);
+		if (lkc_hold_init(&holds[i], res, strlen(res), &err) != LKC_OK) {
+			return 13;
+		}
+		lkc_err_clear(&err);
+		lkc_rc rc = lkc_acquire(store, &holds[i], LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err);
+		if (i < LIMIT ? rc != LKC_OK : rc != LKC_ERR_SYSTEM || strstr(err.msg, "limit of 16 semaphore sets") == NULL) {
+			fprintf(stderr, "hold %d: %s %s\n", i, lkc_rc_name(rc), err.msg);
+			return 14;
+		}
+	}
+	for (int i = 0; i <= LIMIT; i++) {
+		if (i < LIMIT && lkc_release(store, &holds[i], 0, &err) != LKC_OK) {
+			return 15;
+		}
+		lkc_hold_dispose(&holds[i]);
+	}
+	store->ops->destroy(store);
+	{
+		/* Nothing is left in the namespace. */
+		struct seminfo info;
+		union { int val; struct semid_ds *buf; unsigned short *array; struct seminfo *info; } arg = { .info = &info };
+		if (semctl(0, 0, SEM_INFO, arg) < 0 || info.semusz != 0) {
+			return 16;
+		}
+	}
+	return 0;
+}
+
+static void set_limit_in_own_namespace(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (unshare(CLONE_NEWIPC) != 0) {
+			/* Not allowed here (no privilege): nothing to test. */
+			_exit(0);
+		}
+		_exit(at_the_limit());
+	}
+	CHECK(reap(pid) == 0);
+}
+
+/* A forked child using its parent's store neither gives back nor removes what the parent keeps. */
+static void forked_child_keeps_parent_sets(void)
+{
+	char res[96], other[128];
+	lkc_store *store = open_store();
+	pid_t pid;
+
+	unique_resource(res, sizeof(res), "forkkeep");
+	snprintf(other, sizeof(other), "%s-child", res);
+	CHECK(cycle(store, res));
+	CHECK(semval(res, SEM_USERS) == 1);
+	pid = fork();
+	if (pid == 0) {
+		/* The child's own count on res comes and goes with its own use; the parent's stays. */
+		int ok = cycle(store, res) && cycle(store, other) && semval(res, SEM_USERS) == 2;
+		store->ops->destroy(store);
+		_exit(ok && semval(res, SEM_USERS) == 1 && !has_set(other) ? 0 : 1);
+	}
+	CHECK(reap(pid) == 0);
+	CHECK(semval(res, SEM_USERS) == 1);
+	CHECK(cycle(store, res));
+	store->ops->destroy(store);
+	CHECK(!has_set(res) && !has_set(other));
+}
+
 TEST_MAIN(T(key_is_derived_and_never_private), T(exclusive_holds_conflict_in_process), T(shared_holds_coexist),
 	T(timed_wait_ends_busy), T(killed_holder_is_undone), T(release_wakes_waiter),
 	T(waiting_writer_holds_readers_back), T(force_release_breaks_holder), T(force_release_wakes_waiter),
 	T(holds_convert), T(second_promoter_is_refused), T(is_locked_sees_every_mode),
-	T(forked_child_cannot_touch_parent_hold), T(permission_denied_names_key), T(host_interrupts_wait))
+	T(forked_child_cannot_touch_parent_hold), T(permission_denied_names_key), T(host_interrupts_wait),
+	T(idle_sets_are_removed), T(kept_set_outlives_other_users), T(removal_never_breaks_exclusion),
+	T(dying_set_is_waited_out), T(set_limit_in_own_namespace), T(forked_child_keeps_parent_sets))
