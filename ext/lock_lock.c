@@ -175,7 +175,9 @@ static bool php_lock_unpark(php_lock_obj *lock, zend_string *owner)
 		*link = parked->next;
 		lkc_hold_dispose(&lock->hold);
 		lock->hold = parked->hold;
-		lkc_store_release(parked->store);
+		/* The hold goes back through the store that took it (the semaphore store keeps its set for it). */
+		lkc_store_release(lock->store);
+		lock->store = parked->store;
 		free(parked);
 		php_lock_track(lock);
 		return true;
