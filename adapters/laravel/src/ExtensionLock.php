@@ -25,59 +25,32 @@ final class ExtensionLock extends LaravelLock
     /** Taken through this object (or adopted by restoreLock()), as far as this process knows. */
     private bool $held = false;
 
-    /** The hold is named by an owner given by the caller: until released here, release() asks the store even when this object took nothing. */
-    private bool $adopting;
-
     /**
      * @param int|float   $seconds the hold's TTL; 0 for no expiry
-     * @param string|null $owner   null: the extension's own random token (128 bits, hex)
+     * @param string|null $owner   the hold's owner, passed to the extension as it is; null: Laravel's Str::random()
      * @param bool        $restore adopt the owner's hold (restoreLock())
      */
     public function __construct(private readonly Factory $factory, string $name, int|float $seconds = 0, ?string $owner = null, bool $restore = false)
     {
-        $ttl = $seconds > 0 ? (float) $seconds : null;
-        $store = $factory->getStore();
-        $processBound = $store->supports(Store::PROCESS_BOUND);
-        if ($restore) {
-            try {
-                $this->lock = $factory->restoreLock($name, (string) $owner, $ttl, false);
-            } catch (StorageException $e) {
-                throw $e;
-            } catch (LockException $e) {
-                if (!$processBound) {
-                    throw $e;
-                }
-                throw ProcessBoundException::forRestore($store, $name, $e);
-            }
-            $this->held = true;
-            $this->adopting = true;
-        } elseif ($owner === null) {
-            $this->lock = $factory->createLock($name, $ttl, false);
-            $owner = $this->lock->getOwner();
-            $this->adopting = false;
-        } elseif (self::ownersChosenByCaller()) {
-            $this->lock = $factory->createLock($name, $ttl, false, $owner);
-            $this->adopting = false;
-        } elseif ($processBound) {
-            // Until the extension takes caller-chosen owners: a hold of this process cannot be
-            // adopted elsewhere anyway, so the caller's owner names it for Laravel only.
-            $this->lock = $factory->createLock($name, $ttl, false);
-            $this->adopting = false;
-        } else {
-            // Until the extension takes caller-chosen owners: restoreLock() with an owner of the
-            // extension's format takes the hold under that owner (a ValueError for other owners).
-            $this->lock = $factory->restoreLock($name, $owner, $ttl, false);
-            $this->adopting = true;
-        }
         parent::__construct($name, $seconds, $owner);
-    }
+        $ttl = $seconds > 0 ? (float) $seconds : null;
+        if (!$restore) {
+            $this->lock = $factory->createLock($name, $ttl, false, $this->owner);
 
-    /** Whether the extension takes owners chosen by the caller (createLock(..., owner:)). */
-    public static function ownersChosenByCaller(): bool
-    {
-        static $answer;
-
-        return $answer ??= \count((new \ReflectionMethod(Factory::class, 'createLock'))->getParameters()) > 3;
+            return;
+        }
+        $store = $factory->getStore();
+        try {
+            $this->lock = $factory->restoreLock($name, $this->owner, $ttl, false);
+        } catch (StorageException $e) {
+            throw $e;
+        } catch (LockException $e) {
+            if (!$store->supports(Store::PROCESS_BOUND)) {
+                throw $e;
+            }
+            throw ProcessBoundException::forRestore($store, $name, $e);
+        }
+        $this->held = true;
     }
 
     /**
@@ -115,17 +88,34 @@ final class ExtensionLock extends LaravelLock
         return true;
     }
 
-    /** True when a hold of ours was released; false when there was none (expired, taken by another, or never ours). */
+    /**
+     * True when a hold of our owner was released: the one taken through this object, else (as
+     * with Laravel's RedisLock) one our owner has elsewhere that restoreLock() can adopt. False
+     * when there was none (expired, taken by another, never ours).
+     */
     public function release(): bool
     {
-        if (!$this->held && !$this->adopting) {
-            return false;
+        if (!$this->held) {
+            return $this->releaseByOwner();
         }
         $this->held = false;
-        $this->adopting = false;
         try {
             $this->lock->release();
         } catch (ExpiredException) {
+            return false;
+        }
+
+        return true;
+    }
+
+    private function releaseByOwner(): bool
+    {
+        try {
+            $this->factory->restoreLock($this->name, $this->owner, false, false)->release();
+        } catch (StorageException $e) {
+            throw $e;
+        } catch (LockException) {
+            // Expired, lost, or (on flock and semaphore) no hold of this owner to adopt in this process.
             return false;
         }
 
@@ -146,7 +136,7 @@ final class ExtensionLock extends LaravelLock
     public function refresh($seconds = null): bool
     {
         $seconds ??= $this->seconds;
-        if (!$this->held && !$this->adopting) {
+        if (!$this->held) {
             return false;
         }
         if ($seconds <= 0 && $this->lock->getTtl() !== null) {
@@ -168,10 +158,10 @@ final class ExtensionLock extends LaravelLock
         return $this->held = true;
     }
 
-    /** Asks the store whether $owner holds the lock (for another owner: through restoreLock()). */
+    /** Asks the store whether $owner holds the lock (when not through this object: through restoreLock()). */
     public function isOwnedBy($owner): bool
     {
-        if ($owner === $this->owner) {
+        if ($owner === $this->owner && $this->held) {
             return $this->lock->isAcquired();
         }
         if ($owner === null || $owner === '') {
@@ -182,7 +172,7 @@ final class ExtensionLock extends LaravelLock
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {
-            // An owner the store could not hold (not of its format, or of another process's hold).
+            // An owner the store could not hold (too long; "shared" on Redis), or a hold of another process or lock object.
             return false;
         }
     }
