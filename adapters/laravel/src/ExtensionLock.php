@@ -20,10 +20,10 @@ use Lock\Store;
  */
 final class ExtensionLock extends LaravelLock
 {
-    private readonly Lock $lock;
+    /** The extension's lock, and whether this process holds through it (shared with restoreLock() here). */
+    private readonly Hold $hold;
 
-    /** Taken through this object (or adopted by restoreLock()), as far as this process knows. */
-    private bool $held = false;
+    private readonly Holds $holds;
 
     /**
      * @param int|float   $seconds the hold's TTL; 0 for no expiry
@@ -33,15 +33,30 @@ final class ExtensionLock extends LaravelLock
     public function __construct(private readonly Factory $factory, string $name, int|float $seconds = 0, ?string $owner = null, bool $restore = false)
     {
         parent::__construct($name, $seconds, $owner);
+        $this->holds = Holds::of($factory);
         $ttl = $seconds > 0 ? (float) $seconds : null;
         if (!$restore) {
-            $this->lock = $factory->createLock($name, $ttl, false, $this->owner);
+            $this->hold = new Hold($factory->createLock($name, $ttl, false, $this->owner));
 
             return;
         }
+        // A live lock object of this process holds it: share its hold (the extension would
+        // refuse to adopt it on flock and semaphore, and leave that object unaware on Redis).
+        $hold = $this->holds->find($name, $this->owner);
+        if ($hold === null) {
+            $hold = new Hold(self::restore($factory, $name, $this->owner, $ttl));
+            $hold->held = true;
+            $this->holds->remember($name, $this->owner, $hold);
+        }
+        $this->hold = $hold;
+    }
+
+    /** The owner's hold adopted from the store; ProcessBoundException when a store bound to processes has none of this process. */
+    private static function restore(Factory $factory, string $name, string $owner, ?float $ttl): Lock
+    {
         $store = $factory->getStore();
         try {
-            $this->lock = $factory->restoreLock($name, $this->owner, $ttl, false);
+            return $factory->restoreLock($name, $owner, $ttl, false);
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException $e) {
@@ -50,7 +65,6 @@ final class ExtensionLock extends LaravelLock
             }
             throw ProcessBoundException::forRestore($store, $name, $e);
         }
-        $this->held = true;
     }
 
     /**
@@ -59,22 +73,22 @@ final class ExtensionLock extends LaravelLock
      */
     public function acquire(): bool
     {
-        if ($this->held && !$this->lock->isExpired()) {
+        if ($this->hold->held && !$this->hold->lock->isExpired()) {
             return false;
         }
 
-        return $this->held = $this->lock->acquire();
+        return $this->took($this->hold->lock->acquire());
     }
 
     /** Waits natively up to $seconds, woken by the release; LockTimeoutException when not acquired. */
     public function block($seconds, $callback = null)
     {
-        if ($this->held && !$this->lock->isExpired()) {
+        if ($this->hold->held && !$this->hold->lock->isExpired()) {
             // Held through this object: no release can come while we wait for it.
             throw new LockTimeoutException();
         }
-        $this->held = $seconds > 0 ? $this->lock->acquire(true, (float) $seconds) : $this->lock->acquire();
-        if (!$this->held) {
+        $lock = $this->hold->lock;
+        if (!$this->took($seconds > 0 ? $lock->acquire(true, (float) $seconds) : $lock->acquire())) {
             throw new LockTimeoutException();
         }
         if (\is_callable($callback)) {
@@ -95,12 +109,13 @@ final class ExtensionLock extends LaravelLock
      */
     public function release(): bool
     {
-        if (!$this->held) {
+        $hold = $this->hold->held ? $this->hold : $this->holds->find($this->name, $this->owner);
+        if ($hold === null) {
             return $this->releaseByOwner();
         }
-        $this->held = false;
+        $this->dropped($hold);
         try {
-            $this->lock->release();
+            $hold->lock->release();
         } catch (ExpiredException) {
             return false;
         }
@@ -126,7 +141,9 @@ final class ExtensionLock extends LaravelLock
     public function forceRelease(): void
     {
         $this->factory->getStore()->forceRelease($this->name);
-        $this->held = false;
+        if ($this->hold->held) {
+            $this->dropped($this->hold);
+        }
     }
 
     /**
@@ -136,16 +153,17 @@ final class ExtensionLock extends LaravelLock
     public function refresh($seconds = null): bool
     {
         $seconds ??= $this->seconds;
-        if (!$this->held) {
+        $lock = $this->hold->lock;
+        if (!$this->hold->held) {
             return false;
         }
-        if ($seconds <= 0 && $this->lock->getTtl() !== null) {
+        if ($seconds <= 0 && $lock->getTtl() !== null) {
             throw new \ValueError(sprintf('%s::refresh(): Argument #1 ($seconds) must be greater than 0 for a lock that expires', self::class));
         }
         try {
-            $this->lock->refresh($seconds > 0 ? (float) $seconds : null);
+            $lock->refresh($seconds > 0 ? (float) $seconds : null);
         } catch (ExpiredException) {
-            $this->held = false;
+            $this->dropped($this->hold);
 
             return false;
         } catch (StorageException $e) {
@@ -155,24 +173,25 @@ final class ExtensionLock extends LaravelLock
             return false;
         }
 
-        return $this->held = true;
+        return true;
     }
 
-    /** Asks the store whether $owner holds the lock (when not through this object: through restoreLock()). */
+    /** Asks the store whether $owner holds the lock (when not through a lock object of this process: through restoreLock()). */
     public function isOwnedBy($owner): bool
     {
-        if ($owner === $this->owner && $this->held) {
-            return $this->lock->isAcquired();
-        }
         if ($owner === null || $owner === '') {
             return false;
+        }
+        $hold = $owner === $this->owner && $this->hold->held ? $this->hold : $this->holds->find($this->name, (string) $owner);
+        if ($hold !== null) {
+            return $hold->lock->isAcquired();
         }
         try {
             return $this->factory->restoreLock($this->name, (string) $owner, false, false)->isAcquired();
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {
-            // An owner the store could not hold (too long; "shared" on Redis), or a hold of another process or lock object.
+            // An owner the store could not hold (too long; "shared" on Redis), or a hold of another process.
             return false;
         }
     }
@@ -180,12 +199,28 @@ final class ExtensionLock extends LaravelLock
     /** Our owner when we hold it; null otherwise (the extension does not reveal other holders). */
     protected function getCurrentOwner(): ?string
     {
-        return $this->lock->isAcquired() ? $this->owner : null;
+        return $this->isOwnedBy($this->owner) ? $this->owner : null;
     }
 
     /** The extension's lock underneath, for its fencing token or remaining lifetime. */
     public function getExtensionLock(): Lock
     {
-        return $this->lock;
+        return $this->hold->lock;
+    }
+
+    private function took(bool $acquired): bool
+    {
+        if ($acquired) {
+            $this->hold->held = true;
+            $this->holds->remember($this->name, $this->owner, $this->hold);
+        }
+
+        return $acquired;
+    }
+
+    private function dropped(Hold $hold): void
+    {
+        $hold->held = false;
+        $this->holds->forget($this->name, $this->owner, $hold);
     }
 }

@@ -135,6 +135,25 @@ abstract class LockTestCase extends TestCase
         self::assertFalse(Cache::lock($this->name, 10, $owner)->release(), 'nothing left to release');
     }
 
+    public function testRestoreLockInTheProcessWhoseLockObjectHolds(): void
+    {
+        $lock = Cache::lock($this->name, 0);
+        self::assertTrue($lock->get());
+        $restored = Cache::restoreLock($this->name, $lock->owner());
+        self::assertTrue($restored->isOwnedByCurrentProcess());
+        self::assertSame($lock->getExtensionLock(), $restored->getExtensionLock(), 'one hold, shared');
+        self::assertTrue($restored->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse($lock->isOwnedByCurrentProcess());
+        self::assertFalse($lock->release(), 'released through the restored lock already');
+
+        self::assertTrue(Cache::lock($this->name, 0, $lock->owner())->get(), 'a new lock object of the owner takes it');
+        self::assertTrue($lock->release(), 'the owner releases it, as with RedisLock');
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->release());
+    }
+
     public function testForceRelease(): void
     {
         $a = Cache::lock($this->name, 10);
