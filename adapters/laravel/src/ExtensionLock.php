@@ -83,8 +83,8 @@ final class ExtensionLock extends LaravelLock
     /** Waits natively up to $seconds, woken by the release; LockTimeoutException when not acquired. */
     public function block($seconds, $callback = null)
     {
-        if ($this->hold->held && !$this->hold->lock->isExpired()) {
-            // Held through this object: no release can come while we wait for it.
+        if ($this->hold->held && !$this->hold->lock->isExpired() || $this->holds->find($this->name, $this->owner) !== null) {
+            // Held under our owner by a lock object of this process: no release can come while we wait.
             throw new LockTimeoutException();
         }
         $lock = $this->hold->lock;

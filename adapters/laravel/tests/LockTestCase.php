@@ -107,6 +107,12 @@ abstract class LockTestCase extends TestCase
         self::assertTrue($given->get());
         self::assertTrue($given->isOwnedByCurrentProcess());
         self::assertFalse(Cache::lock($this->name, 10, $owner)->get(), 'a second lock object of the same owner is refused, as with RedisLock');
+        try {
+            Cache::lock($this->name, 10, $owner)->block(5);
+            self::fail('block() took a hold a lock object of this process has');
+        } catch (LockTimeoutException) {
+            $this->addToAssertionCount(1);
+        }
         self::assertTrue($given->release());
         self::assertFalse($this->native()->isLocked($this->name));
     }
