@@ -23,7 +23,8 @@ use Symfony\Component\Lock\Key;
  * A Symfony Lock store over any store of the lock extension (Redis, flock, semaphore, combined).
  *
  * Symfony's Lock keeps deciding: the TTL lives on the Key, autoRelease is Symfony's, and the
- * extension's holds are taken without an automatic release of their own. Blocking acquires
+ * extension's holds are taken without an automatic release of their own, except on flock and
+ * semaphore, where a hold ends with its Key as with Symfony's own stores there. Blocking acquires
  * use the extension's native wait (woken by the release), never Symfony's retry loop.
  */
 final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
@@ -168,7 +169,9 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
             // Another process may hold under this owner: restoreLock() adopts the hold (acquire() takes it anew when there is none).
             $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, false);
         } elseif ($create) {
-            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, false, $state->owner);
+            // On flock and semaphore the hold ends with the Key, as with Symfony's own stores there
+            // (else the process would keep it, let go, until it ends); elsewhere Symfony's autoRelease decides.
+            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $this->processBound, $state->owner);
         } else {
             return null;
         }
