@@ -183,11 +183,8 @@ final class ExtensionLock extends LaravelLock
             return false;
         }
         $hold = $owner === $this->owner && $this->hold->held ? $this->hold : $this->holds->find($this->name, (string) $owner);
-        if ($hold !== null) {
-            return $hold->lock->isAcquired();
-        }
         try {
-            return $this->factory->restoreLock($this->name, (string) $owner, false, false)->isAcquired();
+            return ($hold?->lock ?? $this->factory->restoreLock($this->name, (string) $owner, false, false))->isAcquired();
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {

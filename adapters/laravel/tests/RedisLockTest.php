@@ -95,6 +95,7 @@ final class RedisLockTest extends LockTestCase
     public function testTheOwnerSharedIsReservedOnRedis(): void
     {
         self::assertFalse(Cache::lock($this->name, 30)->isOwnedBy('shared'));
+        self::assertFalse(Cache::restoreLock($this->name, 'shared')->isOwnedByCurrentProcess());
         $this->expectException(\ValueError::class);
         $this->expectExceptionMessage('reserved');
         Cache::lock($this->name, 30, 'shared')->get();
