@@ -20,64 +20,51 @@ use Lock\Store;
  */
 final class ExtensionLock extends LaravelLock
 {
-    private readonly Lock $lock;
+    /** The extension's lock, and whether this process holds through it (shared with restoreLock() here). */
+    private readonly Hold $hold;
 
-    /** Taken through this object (or adopted by restoreLock()), as far as this process knows. */
-    private bool $held = false;
-
-    /** The hold is named by an owner given by the caller: until released here, release() asks the store even when this object took nothing. */
-    private bool $adopting;
+    private readonly Holds $holds;
 
     /**
      * @param int|float   $seconds the hold's TTL; 0 for no expiry
-     * @param string|null $owner   null: the extension's own random token (128 bits, hex)
+     * @param string|null $owner   the hold's owner, passed to the extension as it is; null: Laravel's Str::random()
      * @param bool        $restore adopt the owner's hold (restoreLock())
      */
     public function __construct(private readonly Factory $factory, string $name, int|float $seconds = 0, ?string $owner = null, bool $restore = false)
     {
-        $ttl = $seconds > 0 ? (float) $seconds : null;
-        $store = $factory->getStore();
-        $processBound = $store->supports(Store::PROCESS_BOUND);
-        if ($restore) {
-            try {
-                $this->lock = $factory->restoreLock($name, (string) $owner, $ttl, false);
-            } catch (StorageException $e) {
-                throw $e;
-            } catch (LockException $e) {
-                if (!$processBound) {
-                    throw $e;
-                }
-                throw ProcessBoundException::forRestore($store, $name, $e);
-            }
-            $this->held = true;
-            $this->adopting = true;
-        } elseif ($owner === null) {
-            $this->lock = $factory->createLock($name, $ttl, false);
-            $owner = $this->lock->getOwner();
-            $this->adopting = false;
-        } elseif (self::ownersChosenByCaller()) {
-            $this->lock = $factory->createLock($name, $ttl, false, $owner);
-            $this->adopting = false;
-        } elseif ($processBound) {
-            // Until the extension takes caller-chosen owners: a hold of this process cannot be
-            // adopted elsewhere anyway, so the caller's owner names it for Laravel only.
-            $this->lock = $factory->createLock($name, $ttl, false);
-            $this->adopting = false;
-        } else {
-            // Until the extension takes caller-chosen owners: restoreLock() with an owner of the
-            // extension's format takes the hold under that owner (a ValueError for other owners).
-            $this->lock = $factory->restoreLock($name, $owner, $ttl, false);
-            $this->adopting = true;
-        }
         parent::__construct($name, $seconds, $owner);
+        $this->holds = Holds::of($factory);
+        $ttl = $seconds > 0 ? (float) $seconds : null;
+        if (!$restore) {
+            $this->hold = new Hold($factory->createLock($name, $ttl, false, $this->owner));
+
+            return;
+        }
+        // A live lock object of this process holds it: share its hold (the extension would
+        // refuse to adopt it on flock and semaphore, and leave that object unaware on Redis).
+        $hold = $this->holds->find($name, $this->owner);
+        if ($hold === null) {
+            $hold = new Hold(self::restore($factory, $name, $this->owner, $ttl));
+            $hold->held = true;
+            $this->holds->remember($name, $this->owner, $hold);
+        }
+        $this->hold = $hold;
     }
 
-    /** Whether the extension takes owners chosen by the caller (createLock(..., owner:)). */
-    public static function ownersChosenByCaller(): bool
+    /** The owner's hold adopted from the store; ProcessBoundException when a store bound to processes has none of this process. */
+    private static function restore(Factory $factory, string $name, string $owner, ?float $ttl): Lock
     {
-        static $answer;
-
-        return $answer ??= \count((new \ReflectionMethod(Factory::class, 'createLock'))->getParameters()) > 3;
+        $store = $factory->getStore();
+        try {
+            return $factory->restoreLock($name, $owner, $ttl, false);
+        } catch (StorageException $e) {
+            throw $e;
+        } catch (LockException $e) {
+            if (!$store->supports(Store::PROCESS_BOUND)) {
+                throw $e;
+            }
+            throw ProcessBoundException::forRestore($store, $name, $e);
+        }
     }
 
     /**
@@ -86,22 +73,22 @@ final class ExtensionLock extends LaravelLock
      */
     public function acquire(): bool
     {
-        if ($this->held && !$this->lock->isExpired()) {
+        if ($this->hold->held && !$this->hold->lock->isExpired()) {
             return false;
         }
 
-        return $this->held = $this->lock->acquire();
+        return $this->took($this->hold->lock->acquire());
     }
 
     /** Waits natively up to $seconds, woken by the release; LockTimeoutException when not acquired. */
     public function block($seconds, $callback = null)
     {
-        if ($this->held && !$this->lock->isExpired()) {
-            // Held through this object: no release can come while we wait for it.
+        if ($this->hold->held && !$this->hold->lock->isExpired() || $this->holds->find($this->name, $this->owner) !== null) {
+            // Held under our owner by a lock object of this process: no release can come while we wait.
             throw new LockTimeoutException();
         }
-        $this->held = $seconds > 0 ? $this->lock->acquire(true, (float) $seconds) : $this->lock->acquire();
-        if (!$this->held) {
+        $lock = $this->hold->lock;
+        if (!$this->took($seconds > 0 ? $lock->acquire(true, (float) $seconds) : $lock->acquire())) {
             throw new LockTimeoutException();
         }
         if (\is_callable($callback)) {
@@ -115,17 +102,35 @@ final class ExtensionLock extends LaravelLock
         return true;
     }
 
-    /** True when a hold of ours was released; false when there was none (expired, taken by another, or never ours). */
+    /**
+     * True when a hold of our owner was released: the one taken through this object, else (as
+     * with Laravel's RedisLock) one our owner has elsewhere that restoreLock() can adopt. False
+     * when there was none (expired, taken by another, never ours).
+     */
     public function release(): bool
     {
-        if (!$this->held && !$this->adopting) {
+        $hold = $this->hold->held ? $this->hold : $this->holds->find($this->name, $this->owner);
+        if ($hold === null) {
+            return $this->releaseByOwner();
+        }
+        $this->dropped($hold);
+        try {
+            $hold->lock->release();
+        } catch (ExpiredException) {
             return false;
         }
-        $this->held = false;
-        $this->adopting = false;
+
+        return true;
+    }
+
+    private function releaseByOwner(): bool
+    {
         try {
-            $this->lock->release();
-        } catch (ExpiredException) {
+            $this->factory->restoreLock($this->name, $this->owner, false, false)->release();
+        } catch (StorageException $e) {
+            throw $e;
+        } catch (LockException) {
+            // Expired, lost, or (on flock and semaphore) no hold of this owner to adopt in this process.
             return false;
         }
 
@@ -136,7 +141,9 @@ final class ExtensionLock extends LaravelLock
     public function forceRelease(): void
     {
         $this->factory->getStore()->forceRelease($this->name);
-        $this->held = false;
+        if ($this->hold->held) {
+            $this->dropped($this->hold);
+        }
     }
 
     /**
@@ -146,16 +153,17 @@ final class ExtensionLock extends LaravelLock
     public function refresh($seconds = null): bool
     {
         $seconds ??= $this->seconds;
-        if (!$this->held && !$this->adopting) {
+        $lock = $this->hold->lock;
+        if (!$this->hold->held) {
             return false;
         }
-        if ($seconds <= 0 && $this->lock->getTtl() !== null) {
+        if ($seconds <= 0 && $lock->getTtl() !== null) {
             throw new \ValueError(sprintf('%s::refresh(): Argument #1 ($seconds) must be greater than 0 for a lock that expires', self::class));
         }
         try {
-            $this->lock->refresh($seconds > 0 ? (float) $seconds : null);
+            $lock->refresh($seconds > 0 ? (float) $seconds : null);
         } catch (ExpiredException) {
-            $this->held = false;
+            $this->dropped($this->hold);
 
             return false;
         } catch (StorageException $e) {
@@ -165,24 +173,22 @@ final class ExtensionLock extends LaravelLock
             return false;
         }
 
-        return $this->held = true;
+        return true;
     }
 
-    /** Asks the store whether $owner holds the lock (for another owner: through restoreLock()). */
+    /** Asks the store whether $owner holds the lock (when not through a lock object of this process: through restoreLock()). */
     public function isOwnedBy($owner): bool
     {
-        if ($owner === $this->owner) {
-            return $this->lock->isAcquired();
-        }
         if ($owner === null || $owner === '') {
             return false;
         }
+        $hold = $owner === $this->owner && $this->hold->held ? $this->hold : $this->holds->find($this->name, (string) $owner);
         try {
-            return $this->factory->restoreLock($this->name, (string) $owner, false, false)->isAcquired();
+            return ($hold?->lock ?? $this->factory->restoreLock($this->name, (string) $owner, false, false))->isAcquired();
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {
-            // An owner the store could not hold (not of its format, or of another process's hold).
+            // An owner the store could not hold (too long; "shared" on Redis), or a hold of another process.
             return false;
         }
     }
@@ -190,12 +196,28 @@ final class ExtensionLock extends LaravelLock
     /** Our owner when we hold it; null otherwise (the extension does not reveal other holders). */
     protected function getCurrentOwner(): ?string
     {
-        return $this->lock->isAcquired() ? $this->owner : null;
+        return $this->isOwnedBy($this->owner) ? $this->owner : null;
     }
 
     /** The extension's lock underneath, for its fencing token or remaining lifetime. */
     public function getExtensionLock(): Lock
     {
-        return $this->lock;
+        return $this->hold->lock;
+    }
+
+    private function took(bool $acquired): bool
+    {
+        if ($acquired) {
+            $this->hold->held = true;
+            $this->holds->remember($this->name, $this->owner, $this->hold);
+        }
+
+        return $acquired;
+    }
+
+    private function dropped(Hold $hold): void
+    {
+        $hold->held = false;
+        $this->holds->forget($this->name, $this->owner, $hold);
     }
 }

@@ -12,7 +12,6 @@ use Lock\Adapter\Laravel\ExtensionStore;
 use Lock\Adapter\Laravel\Tests\Support\App;
 use Lock\Adapter\Laravel\Tests\Support\Child;
 use Lock\Store;
-use PHPUnit\Framework\Attributes\Group;
 use PHPUnit\Framework\TestCase;
 
 /** Laravel's cache lock contract on every store of the extension, through the Cache facade. */
@@ -95,6 +94,72 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($a->isOwnedByCurrentProcess());
     }
 
+    public function testLaravelsOwnerIsTheExtensionsOwner(): void
+    {
+        $lock = Cache::lock($this->name, 10);
+        self::assertMatchesRegularExpression('/^[A-Za-z0-9]{16}$/', $lock->owner(), "Laravel's Str::random()");
+        self::assertSame($lock->owner(), $lock->getExtensionLock()->getOwner());
+
+        $owner = "worker 7/\0\xff" . bin2hex(random_bytes(8));
+        $given = Cache::lock($this->name, 10, $owner);
+        self::assertSame($owner, $given->owner());
+        self::assertSame($owner, $given->getExtensionLock()->getOwner(), 'passed through as it is');
+        self::assertTrue($given->get());
+        self::assertTrue($given->isOwnedByCurrentProcess());
+        self::assertFalse(Cache::lock($this->name, 10, $owner)->get(), 'a second lock object of the same owner is refused, as with RedisLock');
+        try {
+            Cache::lock($this->name, 10, $owner)->block(5);
+            self::fail('block() took a hold a lock object of this process has');
+        } catch (LockTimeoutException) {
+            $this->addToAssertionCount(1);
+        }
+        self::assertTrue($given->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testOwnersOutOfRangeAreValueErrors(): void
+    {
+        foreach (['', str_repeat('x', 256)] as $owner) {
+            try {
+                Cache::lock($this->name, 10, $owner)->get();
+                self::fail('an owner of ' . \strlen($owner) . ' bytes was taken');
+            } catch (\ValueError) {
+                $this->addToAssertionCount(1);
+            }
+        }
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testReleaseByAnotherLockObjectOfTheOwner(): void
+    {
+        $owner = 'owner-' . bin2hex(random_bytes(8));
+        self::assertTrue(Cache::lock($this->name, 10, $owner)->get(), 'the lock object is dropped at once');
+        self::assertTrue($this->native()->isLocked($this->name), 'the hold outlives its lock object');
+        self::assertFalse(Cache::lock($this->name, 10)->release(), 'another owner releases nothing');
+        self::assertTrue(Cache::lock($this->name, 10, $owner)->release(), 'as with RedisLock, the owner releases it');
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse(Cache::lock($this->name, 10, $owner)->release(), 'nothing left to release');
+    }
+
+    public function testRestoreLockInTheProcessWhoseLockObjectHolds(): void
+    {
+        $lock = Cache::lock($this->name, 0);
+        self::assertTrue($lock->get());
+        $restored = Cache::restoreLock($this->name, $lock->owner());
+        self::assertTrue($restored->isOwnedByCurrentProcess());
+        self::assertSame($lock->getExtensionLock(), $restored->getExtensionLock(), 'one hold, shared');
+        self::assertTrue($restored->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse($lock->isOwnedByCurrentProcess());
+        self::assertFalse($lock->release(), 'released through the restored lock already');
+
+        self::assertTrue(Cache::lock($this->name, 0, $lock->owner())->get(), 'a new lock object of the owner takes it');
+        self::assertTrue($lock->release(), 'the owner releases it, as with RedisLock');
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->release());
+    }
+
     public function testForceRelease(): void
     {
         $a = Cache::lock($this->name, 10);
@@ -171,6 +236,21 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($this->native()->isLocked($middleware->getLockKey($job)));
     }
 
+    public function testFunnel(): void
+    {
+        $this->funnel();
+    }
+
+    public function testSchedulerMutexes(): void
+    {
+        $this->schedulerMutexes();
+    }
+
+    public function testReleaseAfterForceReleaseIsFalse(): void
+    {
+        $this->releaseAfterForceRelease();
+    }
+
     /** A child process that holds $this->name through Cache::lock() for $seconds, then releases it. */
     protected function holdInChild(float $seconds): Child
     {
@@ -189,7 +269,7 @@ abstract class LockTestCase extends TestCase
     }
 
     /** Cache::funnel() (Laravel 12): owners of its own choosing (Str::random(20)) for its slots. */
-    protected function funnel(): void
+    private function funnel(): void
     {
         if (!method_exists(\Illuminate\Cache\Repository::class, 'funnel')) {
             self::markTestSkipped('Cache::funnel() arrived in Laravel 12');
@@ -212,7 +292,7 @@ abstract class LockTestCase extends TestCase
      * The scheduler's withoutOverlapping() and onOneServer(): their mutexes take a hold through a
      * lock object they drop at once, and free it from another lock object (forceRelease()).
      */
-    protected function schedulerMutexes(): void
+    private function schedulerMutexes(): void
     {
         $cache = \Illuminate\Container\Container::getInstance()->make('cache');
         $mutex = new \Illuminate\Console\Scheduling\CacheEventMutex($cache);

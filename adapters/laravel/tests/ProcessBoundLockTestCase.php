@@ -6,7 +6,6 @@ namespace Lock\Adapter\Laravel\Tests;
 
 use Illuminate\Support\Facades\Cache;
 use Lock\Adapter\Laravel\Tests\Support\Child;
-use PHPUnit\Framework\Attributes\Group;
 
 /** flock and semaphore: holds the OS ties to their process. */
 abstract class ProcessBoundLockTestCase extends LockTestCase
@@ -30,11 +29,6 @@ abstract class ProcessBoundLockTestCase extends LockTestCase
         $lock->release();
     }
 
-    public function testFunnel(): void
-    {
-        $this->funnel();
-    }
-
     public function testRefreshKeepsAHoldWithoutExpiry(): void
     {
         $lock = Cache::lock($this->name, 10);
@@ -45,21 +39,23 @@ abstract class ProcessBoundLockTestCase extends LockTestCase
         $lock->release();
     }
 
-    /** Within one server and one process's lifetime (the scheduler's own process), once holds outlive their object. */
-    #[Group('needs-ext')]
-    public function testSchedulerMutexes(): void
+    public function testRestoreLockOfAHoldLetGoInTheSameProcess(): void
     {
-        $this->schedulerMutexes();
-    }
-
-    #[Group('needs-ext')]
-    public function testRestoreLockInTheSameProcess(): void
-    {
-        $lock = Cache::lock($this->name, 0);
-        self::assertTrue($lock->get());
-        $restored = Cache::restoreLock($this->name, $lock->owner());
+        $owner = Cache::lock($this->name, 0)->owner();
+        self::assertTrue(Cache::lock($this->name, 0, $owner)->get(), 'the lock object is dropped at once');
+        $restored = Cache::restoreLock($this->name, $owner);
         self::assertTrue($restored->isOwnedByCurrentProcess());
         self::assertTrue($restored->release());
         self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testAHoldLetGoEndsWithItsProcess(): void
+    {
+        $out = Child::run(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot($args['kind']);
+            echo Illuminate\Support\Facades\Cache::lock($args['name'], 0)->get() ? 'taken' : 'busy';
+            PHP, ['kind' => static::kind(), 'name' => $this->name]);
+        self::assertSame('taken', $out);
+        self::assertFalse($this->native()->isLocked($this->name), 'the OS freed it with the process');
     }
 }

@@ -8,7 +8,6 @@ use Illuminate\Support\Facades\Cache;
 use Lock\Adapter\Laravel\StoreFactory;
 use Lock\Adapter\Laravel\Tests\Support\Child;
 use Lock\Store\RedisStore;
-use PHPUnit\Framework\Attributes\Group;
 
 /** Redis: expiry, holds restored by another process, configuration from config/database.php. */
 final class RedisLockTest extends LockTestCase
@@ -80,23 +79,6 @@ final class RedisLockTest extends LockTestCase
         self::assertFalse($lock->release());
     }
 
-    public function testSchedulerMutexes(): void
-    {
-        $this->schedulerMutexes();
-    }
-
-    public function testReleaseAfterForceReleaseIsFalse(): void
-    {
-        $this->releaseAfterForceRelease();
-    }
-
-    #[Group('needs-ext')]
-    public function testFunnel(): void
-    {
-        $this->funnel();
-    }
-
-    #[Group('needs-ext')]
     public function testOwnersChosenByTheCaller(): void
     {
         $owner = 'queue-worker-7/' . bin2hex(random_bytes(8));
@@ -105,10 +87,17 @@ final class RedisLockTest extends LockTestCase
         self::assertTrue($lock->get());
         self::assertFalse(Cache::lock($this->name, 30, $owner)->get(), 'a second lock of the same owner is refused, as with RedisLock');
         self::assertTrue(Cache::restoreLock($this->name, $owner)->isOwnedByCurrentProcess());
+        self::assertTrue(Cache::lock($this->name, 30)->isOwnedBy($owner));
         self::assertTrue(Cache::restoreLock($this->name, $owner)->release());
         self::assertFalse($this->native()->isLocked($this->name));
+    }
 
+    public function testTheOwnerSharedIsReservedOnRedis(): void
+    {
+        self::assertFalse(Cache::lock($this->name, 30)->isOwnedBy('shared'));
+        self::assertFalse(Cache::restoreLock($this->name, 'shared')->isOwnedByCurrentProcess());
         $this->expectException(\ValueError::class);
-        Cache::lock($this->name, 30, str_repeat('x', 256))->get();
+        $this->expectExceptionMessage('reserved');
+        Cache::lock($this->name, 30, 'shared')->get();
     }
 }

@@ -10,9 +10,4 @@ final class SemaphoreLockTest extends ProcessBoundLockTestCase
     {
         return 'semaphore';
     }
-
-    public function testReleaseAfterForceReleaseIsFalse(): void
-    {
-        $this->releaseAfterForceRelease();
-    }
 }

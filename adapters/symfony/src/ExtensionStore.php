@@ -23,7 +23,8 @@ use Symfony\Component\Lock\Key;
  * A Symfony Lock store over any store of the lock extension (Redis, flock, semaphore, combined).
  *
  * Symfony's Lock keeps deciding: the TTL lives on the Key, autoRelease is Symfony's, and the
- * extension's holds are taken without an automatic release of their own. Blocking acquires
+ * extension's holds are taken without an automatic release of their own, except on flock and
+ * semaphore, where a hold ends with its Key as with Symfony's own stores there. Blocking acquires
  * use the extension's native wait (woken by the release), never Symfony's retry loop.
  */
 final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
@@ -146,9 +147,9 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
     }
 
     /**
-     * The extension's Lock for this Key on this store: the one this process took, else (on
-     * stores whose holds outlive a process) the hold adopted by the Key's owner token, as a Key
-     * serialized by another process carries it. Null when the Key has never been through here.
+     * The extension's Lock for this Key on this store, under the Key's owner: the one this
+     * process made, else (a Key serialized by another process, on stores whose holds outlive a
+     * process) the owner's hold adopted. Null when the Key has never been through here.
      */
     private function lockOf(Key $key, bool $create = false): ?Lock
     {
@@ -164,14 +165,15 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         if (isset($state->holds[$this])) {
             return $state->holds[$this];
         }
-        if ($this->processBound) {
-            if (!$create) {
-                return null;
-            }
-            $lock = $this->factory->createLock((string) $key, null, false);
-        } else {
-            // restoreLock() adopts the owner's hold when there is one; acquire() takes it with that owner otherwise.
+        if ($state->unserialized && !$this->processBound) {
+            // Another process may hold under this owner: restoreLock() adopts the hold (acquire() takes it anew when there is none).
             $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, false);
+        } elseif ($create) {
+            // On flock and semaphore the hold ends with the Key, as with Symfony's own stores there
+            // (else the process would keep it, let go, until it ends); elsewhere Symfony's autoRelease decides.
+            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $this->processBound, $state->owner);
+        } else {
+            return null;
         }
 
         return $state->holds[$this] = $lock;

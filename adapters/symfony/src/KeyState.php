@@ -18,6 +18,9 @@ final class KeyState
     /** @var \WeakMap<ExtensionStore, Lock> */
     public \WeakMap $holds;
 
+    /** Made by unserialize(): the Key may come from another process, which may hold under its owner. */
+    public bool $unserialized = false;
+
     public function __construct(public readonly string $owner)
     {
         $this->holds = new \WeakMap();
@@ -35,5 +38,6 @@ final class KeyState
         }
         $this->owner = $data['owner'];
         $this->holds = new \WeakMap();
+        $this->unserialized = true;
     }
 }

@@ -6,6 +6,7 @@ namespace Lock\Adapter\Symfony\Tests;
 
 use Symfony\Component\Lock\Exception\UnserializableKeyException;
 use Symfony\Component\Lock\Key;
+use Symfony\Component\Lock\Lock;
 
 /** Stores whose holds the OS ties to a process: no expiry, Keys that cannot leave the process. */
 abstract class ProcessBoundStoreTestCase extends StoreTestCase
@@ -22,6 +23,18 @@ abstract class ProcessBoundStoreTestCase extends StoreTestCase
         } finally {
             $this->store->delete($key);
         }
+    }
+
+    public function testAHoldEndsWithItsKey(): void
+    {
+        // As with Symfony's own FlockStore and SemaphoreStore, whose Key keeps the file or semaphore.
+        $key = new Key($this->resource);
+        $lock = new Lock($key, $this->store, 300.0, false);
+        self::assertTrue($lock->acquire());
+        unset($lock);
+        self::assertTrue($this->native->isLocked($this->resource), 'no autoRelease: held while the Key lives');
+        unset($key);
+        self::assertFalse($this->native->isLocked($this->resource), 'released with its Key');
     }
 
     public function testPutOffExpirationChangesNothing(): void

@@ -119,6 +119,24 @@ final class RedisStoreTest extends StoreTestCase
         self::assertFalse($this->native->isLocked($this->resource));
     }
 
+    public function testKeyUnserializedInTheSameProcessAdoptsTheHold(): void
+    {
+        $key = new Key($this->resource);
+        $lock = new Lock($key, $this->store, 300.0, false);
+        self::assertTrue($lock->acquire());
+
+        $copy = new Lock(unserialize(serialize($key)), $this->store, 300.0, false);
+        self::assertTrue($copy->isAcquired());
+        $copy->refresh(30.0);
+        $copy->release();
+        self::assertFalse($this->native->isLocked($this->resource));
+        self::assertFalse($lock->isAcquired());
+
+        $other = $this->factory->createLock($this->resource);
+        self::assertTrue($other->acquire(), 'the hold released through the copy is free for another Key');
+        $other->release();
+    }
+
     public function testStorageFailureMapsToSymfonysExceptions(): void
     {
         $server = stream_socket_server('tcp://127.0.0.1:0');

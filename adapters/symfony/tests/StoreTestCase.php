@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony\Tests;
 
 use Lock\Adapter\Symfony\ExtensionStore;
+use Lock\Adapter\Symfony\KeyState;
 use Lock\Adapter\Symfony\Tests\Support\Child;
 use Lock\Adapter\Symfony\Tests\Support\Stores;
 use Lock\Store;
@@ -80,6 +81,18 @@ abstract class StoreTestCase extends TestCase
         self::assertFalse($this->store->exists($key));
         $this->store->save($other);
         $this->store->delete($other);
+    }
+
+    public function testTheHoldIsTakenUnderTheKeysOwner(): void
+    {
+        $key = new Key($this->resource);
+        $this->store->save($key);
+        $state = $key->getState(ExtensionStore::class);
+        self::assertInstanceOf(KeyState::class, $state);
+        self::assertSame($state->owner, $state->holds[$this->store]->getOwner());
+        self::assertMatchesRegularExpression('/^[0-9a-f]{32}$/', $state->owner);
+        $this->store->delete($key);
+        self::assertFalse($this->native->isLocked($this->resource));
     }
 
     public function testSharedHolds(): void
