@@ -329,6 +329,32 @@ static php_lock_obj *php_lock_same_owner(const php_lock_obj *lock)
 	return NULL;
 }
 
+/*
+ * Whether another lock object of this request holds the resource under the same
+ * owner. What it believes is asked of the store: a release through a restored
+ * object (or a TTL) may have ended that hold behind its back, and a stale belief
+ * must not keep the owner out.
+ */
+static bool php_lock_same_owner_holds(const php_lock_obj *lock)
+{
+	php_lock_obj *other;
+
+	while ((other = php_lock_same_owner(lock)) != NULL) {
+		lkc_err err;
+		lkc_rc rc;
+
+		lkc_err_clear(&err);
+		rc = lkc_check(php_lock_store_of(other), &other->hold, &err);
+		if (rc != LKC_EXPIRED && rc != LKC_LOST) {
+			/* Still held, or the store cannot say: the other object holds it as far as we know. */
+			return true;
+		}
+		lkc_abandon(php_lock_store_of(other), &other->hold);
+		php_lock_track(other);
+	}
+	return false;
+}
+
 /* Takes the hold (or refreshes one we have); true when held, false when busy or it threw. */
 static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 {
@@ -354,7 +380,7 @@ static bool php_lock_take(php_lock_obj *lock, lkc_mode mode, int64_t wait_ms)
 			php_lock_track(lock);
 		}
 	}
-	if (lock->hold.mode == LKC_MODE_NONE && php_lock_same_owner(lock) != NULL) {
+	if (lock->hold.mode == LKC_MODE_NONE && php_lock_same_owner_holds(lock)) {
 		if (wait_ms == 0) {
 			return false;
 		}

@@ -46,6 +46,15 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     }
 }
 
+echo "-- redis: a hold released through a restored object no longer keeps the owner out\n";
+$store = lock_test_store('redis');
+$resource = lock_test_resource('owner');
+$first = new Lock\Lock($resource, $store, 30.0, true, 'worker-1');
+var_dump($first->acquire());
+(new Lock\Factory($store))->restoreLock($resource, 'worker-1')->release();
+$again = new Lock\Lock($resource, $store, 30.0, true, 'worker-1');
+var_dump($again->acquire(), $first->isAcquired());
+
 echo "-- one owner on two Redis prefixes: two namespaces, no conflict\n";
 $resource = lock_test_resource('owner');
 $a = new Lock\Lock($resource, lock_test_store('redis', null, lock_test_prefix()), 30.0, true, 'shared-id');
@@ -106,6 +115,10 @@ ValueError: the owner "shared" is reserved by the Redis store for read holds
 208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
+-- redis: a hold released through a restored object no longer keeps the owner out
+bool(true)
+bool(true)
+bool(false)
 -- one owner on two Redis prefixes: two namespaces, no conflict
 bool(true)
 bool(true)
