@@ -82,8 +82,9 @@
  * its own connection: no second connection, and nothing beyond the release
  * script's one EXISTS while nobody waits.
  *
- * Wake messages: "y" a read hold was handed to you, "y<n>" the write hold was,
- * with fencing token n (fair mode); "w" watch the hand-offs (below); "c" check
+ * Wake messages: "y@<t>" a read hold was handed to you, "y<n>@<t>" the write
+ * hold was, with fencing token n (fair mode), t the server's time of the
+ * hand-off in ms; "w" watch the hand-offs (below); "c" check
  * again now; "f" the resource may be free for you (unfair mode).
  *
  * Fair mode (the default): whoever frees the resource (release, demotion,
@@ -279,11 +280,11 @@
 	"\tdrop(h)\n" \
 	"\tif m == 'r' then\n" \
 	"\t\tadd_reader(h, ttl, now)\n" \
-	"\t\twake(h, 'y')\n" \
+	"\t\twake(h, string.format('y@%.0f', now))\n" \
 	"\telse\n" \
 	"\t\tredis.call('DEL', rd)\n" \
 	"\t\tset_lock(h, ttl)\n" \
-	"\t\twake(h, string.format('y%.0f', bump()))\n" \
+	"\t\twake(h, string.format('y%.0f@%.0f', bump(), now))\n" \
 	"\tend\n" \
 	"\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n" \
 	"\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
@@ -387,8 +388,9 @@
  * to us) is taken again, a read hold refreshed or promoted, a write hold
  * demoted. Returns the fencing token (> 0) when it took the write hold, 0 a
  * read hold, -1 not taken (or left), -2 not taken because another reader's
- * promotion is pending, {-3, ms} queued: sleep ms at most (the time left of
- * what blocks us, less while we watch a hand-off; -1 no bound). Running a
+ * promotion is pending, {-3, ms, now} queued: sleep ms at most (the time left of
+ * what blocks us, less while we watch a hand-off; -1 no bound), now the
+ * server's time in ms (the waiter maps a hand-off's time to its own clock by it). Running a
  * step twice is harmless (a write hold taken twice only burns a fencing
  * token), so an ambiguous failure is settled by sending it again.
  */
@@ -419,7 +421,7 @@ static const char lkc_rs_acquire_lua[] =
 	"\t\t\tif redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
 	"\t\t\tif redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
 	"\t\t\tredis.call('DEL', lock .. ':w:' .. me)\n"
-	"\t\t\treturn {-3, math.max(redis.call('PTTL', lock), -1)}\n"
+	"\t\t\treturn {-3, math.max(redis.call('PTTL', lock), -1), now}\n"
 	"\t\tend\n"
 	"\tend\n"
 	"end\n"
@@ -573,7 +575,7 @@ static const char lkc_rs_acquire_lua[] =
 	"local c = cooldown(now)\n"
 	"if c > 0 and (left < 0 or c - now < left) then left = c - now end\n"
 	"if bound and (left < 0 or bound < left) then left = bound end\n"
-	"return {-3, left}\n";
+	"return {-3, left, now}\n";
 
 /*
  * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to give up now;
@@ -622,7 +624,8 @@ static const char lkc_rs_release_lua[] =
 	"\t\tredis.call('HDEL', qd, h)\n"
 	"\t\tset_lock(h, ttl)\n"
 	"\t\tlocal wk = lock .. ':w:' .. h\n"
-	"\t\tredis.call('RPUSH', wk, string.format('y%.0f', bump()))\n"
+	"\t\tlocal f = bump()\n"
+	"\t\tredis.call('RPUSH', wk, string.format('y%.0f@%.0f', f, now_ms()))\n"
 	"\t\tredis.call('PEXPIRE', wk, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
 	"\t\tredis.call('ZREM', hd, me)\n"
 	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
@@ -1650,6 +1653,8 @@ typedef struct {
 	lkc_rs_outcome outcome;
 	int64_t fence;
 	int64_t bound;
+	uint64_t sent_ns;        /* monotonic time the step was first sent: before it ran */
+	int64_t server_ms;       /* the server's time when it ran (queued answers), -1 unknown */
 } lkc_rs_answer;
 
 /* Frees what lkc_rs_req_init allocated. */
@@ -1697,6 +1702,7 @@ static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_r
 {
 	ans->fence = -1;
 	ans->bound = -1;
+	ans->server_ms = -1;
 	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= -2) {
 		if (reply->integer >= 0) {
 			ans->outcome = LKC_RS_TAKEN;
@@ -1706,11 +1712,14 @@ static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_r
 		}
 		return LKC_OK;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2
+	if (reply->type == REDIS_REPLY_ARRAY && (reply->elements == 2 || reply->elements == 3)
 		&& reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer == -3
 		&& reply->element[1]->type == REDIS_REPLY_INTEGER) {
 		ans->outcome = LKC_RS_QUEUED;
 		ans->bound = reply->element[1]->integer;
+		if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_INTEGER) {
+			ans->server_ms = reply->element[2]->integer;
+		}
 		return LKC_OK;
 	}
 	return lkc_rs_unexpected(s, "the acquire script", reply, err);
@@ -1724,6 +1733,7 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
+	uint64_t sent = lkc_now_ns();
 
 	lkc_rs_op_start(s, &op);
 	for (;;) {
@@ -1738,6 +1748,7 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 		op.recovered = 1;
 	}
 	rc = lkc_rs_read_answer(s, reply, ans, err);
+	ans->sent_ns = sent;
 	freeReplyObject(reply);
 	return rc;
 }
@@ -1745,12 +1756,12 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 /*
  * Sleeps in BLPOP on our wake list for at most ms (and LKC_RS_SLEEP_SLACK,
  * after which the connection goes); *why is the first byte of
- * the message that woke us, 0 when none came, and *fence the token a "y<n>"
- * carried (-1 none). A signal the host wants handled ends the sleep
+ * the message that woke us, 0 when none came, *fence the token a "y<n>"
+ * carried (-1 none) and *at the server's time of a hand-off (-1 none). A signal the host wants handled ends the sleep
  * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
  */
 static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, char *why, int64_t *fence,
-	lkc_err *err)
+	int64_t *at, lkc_err *err)
 {
 	char secs[32];
 	const char *argv[3] = { "BLPOP", req->wake, secs };
@@ -1762,6 +1773,7 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 
 	*why = 0;
 	*fence = -1;
+	*at = -1;
 	/* Redis 6 and later take fractions of a second; 0 would mean forever, so a sleep lasts 1 ms at least. */
 	if (ms < 1) {
 		ms = 1;
@@ -1786,16 +1798,22 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 		const redisReply *msg = reply->element[1];
 
 		*why = msg->str[0];
-		if (*why == 'y' && msg->len > 1 && msg->len < 20) {
-			char digits[24];
+		if (*why == 'y' && msg->len > 1 && msg->len < 48) {
+			char digits[48];
 			char *end;
 			long long n;
 
 			memcpy(digits, msg->str + 1, msg->len - 1);
 			digits[msg->len - 1] = '\0';
 			n = strtoll(digits, &end, 10);
-			if (*end == '\0' && n > 0) {
+			if ((*end == '\0' || *end == '@') && n > 0) {
 				*fence = n;
+			}
+			if (*end == '@') {
+				n = strtoll(end + 1, &end, 10);
+				if (*end == '\0' && n > 0) {
+					*at = n;
+				}
 			}
 		}
 	} else if (reply->type != REDIS_REPLY_NIL) {
@@ -1832,14 +1850,40 @@ static lkc_rc lkc_rs_busy(const lkc_rs_store *s, lkc_rs_outcome outcome, lkc_err
 }
 
 /*
- * Waits for the hold after the first step queued us: sleep until woken or
- * what blocks us runs out, step again. LKC_OK, LKC_BUSY when wait_ms ran
- * out, LKC_INTERRUPTED, or an error; neither of the last two leaves an entry
- * behind when the server can still be reached.
+ * When, on our clock, a hand-off at the server's time at (ms) happened, given
+ * the step that queued us last: the hand-off came after that step ran (which
+ * emptied our wake list), so it maps the server's clock to ours; rounding and
+ * a drift of 0.1% count against us, so our view of the hold never outlives the
+ * server's. Never before that step was sent, never after now.
  */
-static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, int64_t bound,
+static uint64_t lkc_rs_granted_at(const lkc_rs_answer *queued, int64_t at)
+{
+	uint64_t now = lkc_now_ns(), t = queued->sent_ns;
+	int64_t ms;
+
+	if (at < 0 || queued->server_ms < 0 || at <= queued->server_ms) {
+		return t;
+	}
+	ms = at - queued->server_ms;
+	ms -= 1 + ms / 1000;
+	if (ms > 0) {
+		t += (uint64_t) ms * 1000000u;
+	}
+	return t < now ? t : now;
+}
+
+/*
+ * Waits for the hold after the first step (queued) queued us: sleep until
+ * woken or what blocks us runs out, step again. LKC_OK, LKC_BUSY when wait_ms
+ * ran out, LKC_INTERRUPTED, or an error; neither of the last two leaves an
+ * entry behind when the server can still be reached. The hold's granted_ns
+ * says when it was granted.
+ */
+static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, const lkc_rs_answer *queued,
 	int64_t wait_ms, lkc_err *err)
 {
+	lkc_rs_answer last = *queued;
+	int64_t bound = queued->bound;
 	uint64_t deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
 	char how = 'q';
 	int step = 0, failed_sleep = 0;
@@ -1847,7 +1891,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 	int64_t nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 
 	for (;;) {
-		int64_t left, fence;
+		int64_t left, fence, at;
 		char why;
 		lkc_rc rc;
 
@@ -1864,11 +1908,13 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			}
 			if (ans.outcome == LKC_RS_TAKEN) {
 				hold->fence = ans.fence;
+				hold->granted_ns = ans.sent_ns;
 				return LKC_OK;
 			}
 			if (ans.outcome != LKC_RS_QUEUED) {
 				return lkc_rs_busy(s, ans.outcome, err);
 			}
+			last = ans;
 			if (s->interrupted) {
 				return lkc_rs_wait_interrupted(s, req, 1, err);
 			}
@@ -1881,7 +1927,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			step = 1;
 			continue;
 		}
-		rc = lkc_rs_sleep(s, req, nap < left ? nap : left, &why, &fence, err);
+		rc = lkc_rs_sleep(s, req, nap < left ? nap : left, &why, &fence, &at, err);
 		if (rc == LKC_INTERRUPTED) {
 			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
@@ -1902,6 +1948,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 		if (why == 'y') {
 			/* Handed to us by whoever freed it: the reply is the acquisition, with its fencing token. */
 			hold->fence = req->want == 'w' ? fence : -1;
+			hold->granted_ns = lkc_rs_granted_at(&last, at);
 			return LKC_OK;
 		}
 		/* We watch a hand-off: if it is not picked up within the grace, our next step breaks it. */
@@ -2096,7 +2143,7 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		if (ans.outcome == LKC_RS_TAKEN) {
 			hold->fence = ans.fence;
 		} else if (ans.outcome == LKC_RS_QUEUED) {
-			rc = lkc_rs_wait(s, hold, &req, ans.bound, wait_ms, err);
+			rc = lkc_rs_wait(s, hold, &req, &ans, wait_ms, err);
 		} else {
 			rc = lkc_rs_busy(s, ans.outcome, err);
 		}
