@@ -132,6 +132,14 @@
 
 #include <hiredis/hiredis.h>
 
+#if HIREDIS_MAJOR >= 1
+# define lkc_rs_sdslen hi_sdslen
+# define lkc_rs_sdsrange hi_sdsrange
+#else
+# define lkc_rs_sdslen sdslen
+# define lkc_rs_sdsrange sdsrange
+#endif
+
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
 
@@ -147,6 +155,8 @@
  * waiter drops the connection and takes its next step on a new one.
  */
 #define LKC_RS_SLEEP_SLACK 10
+/* How deep calls may nest inside store I/O (signal handlers that use the store). */
+#define LKC_RS_NEST_MAX 8
 /* The budget of giving back what a failed acquire may have taken (ms), when the lock goes. */
 #define LKC_RS_SETTLE_MS 50
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
@@ -788,7 +798,18 @@ typedef struct {
 	pid_t ctx_pid;           /* the process that made ctx */
 	int interrupted;         /* a signal the host wants handled arrived during I/O */
 	int abortable;           /* the current exchange is a sleep that such a signal ends */
+	int busy;                /* ctx is mid-exchange: sent, its replies not all read */
+	redisContext *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
+	int nparked;
 } lkc_rs_store;
+
+/* What lkc_rs_enter set aside for the call's end. */
+typedef struct {
+	int parked;              /* the outer call's connection was parked */
+	pid_t ctx_pid;
+	int interrupted;
+	int abortable;
+} lkc_rs_frame;
 
 /* The budget of one store operation. */
 typedef struct {
@@ -1062,6 +1083,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 		lkc_rs_close(s->ctx);
 		s->ctx = NULL;
 	}
+	s->busy = 0;
 }
 
 /* Unlinks and closes pooled connections made by another process; the pool lock is held. */
@@ -1085,7 +1107,19 @@ static void lkc_rs_pool_sweep_locked(pid_t self)
 	}
 }
 
-/* Takes an idle connection of this process made with the same settings, or NULL. */
+/* Whether an idle connection has something to read (a hang-up, an error, a stray reply): then it is not idle. */
+static int lkc_rs_readable(const redisContext *ctx)
+{
+	struct pollfd pfd = { .fd = ctx->fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
+
+	return ctx->err != 0 || lkc_rs_sdslen(ctx->obuf) > 0 || poll(&pfd, 1, 0) != 0;
+}
+
+/*
+ * Takes an idle connection of this process made with the same settings, or
+ * NULL. One with anything to read (a reply nobody waited for, a hang-up) is
+ * closed instead: a reused connection must be known idle.
+ */
 static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
 {
 	redisContext *ctx = NULL;
@@ -1093,17 +1127,24 @@ static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
 
 	pthread_mutex_lock(&lkc_rs_pool_lock);
 	lkc_rs_pool_sweep_locked(lkc_pid());
-	for (link = &lkc_rs_pool; *link != NULL; link = &(*link)->next) {
+	link = &lkc_rs_pool;
+	while (*link != NULL) {
 		lkc_rs_pooled *e = *link;
 
-		if (e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
-			*link = e->next;
-			ctx = e->ctx;
-			free(e->key);
-			free(e);
-			lkc_rs_pool_size--;
+		if (e->key_len != key_len || memcmp(e->key, key, key_len) != 0) {
+			link = &e->next;
+			continue;
+		}
+		*link = e->next;
+		ctx = e->ctx;
+		free(e->key);
+		free(e);
+		lkc_rs_pool_size--;
+		if (!lkc_rs_readable(ctx)) {
 			break;
 		}
+		lkc_rs_close(ctx);
+		ctx = NULL;
 	}
 	pthread_mutex_unlock(&lkc_rs_pool_lock);
 	return ctx;
@@ -1190,14 +1231,6 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 		}
 	}
 }
-
-#if HIREDIS_MAJOR >= 1
-# define lkc_rs_sdslen hi_sdslen
-# define lkc_rs_sdsrange hi_sdsrange
-#else
-# define lkc_rs_sdslen sdslen
-# define lkc_rs_sdsrange sdsrange
-#endif
 
 /*
  * Sends what it can of hiredis's output buffer with MSG_NOSIGNAL, so that a
@@ -1314,6 +1347,12 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	op->sent = 1;
+	/*
+	 * From the first byte sent until the last reply is read the connection is
+	 * busy: a bailout in between (a fatal error in a signal handler that runs
+	 * in our waits) leaves it so, and then it is closed, never reused.
+	 */
+	s->busy = 1;
 	/* The socket is non-blocking: write first, and wait only when the kernel's buffer is full. */
 	for (;;) {
 		if (lkc_rs_flush(ctx, &done) != REDIS_OK) {
@@ -1353,6 +1392,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, w <= 0 ? w : 1, errnum, "waiting for a reply", err);
 		}
 	}
+	s->busy = 0;
 	return LKC_OK;
 }
 
@@ -2116,7 +2156,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
  * one step of the acquire script, then, when busy and allowed to wait, the
  * queue.
  */
-static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -2175,7 +2215,7 @@ static void lkc_rs_drop_if_closed(lkc_rs_store *s)
 }
 
 /* Gives up our hold, write or read, and hands the resource to the waiters (or keeps it blocked delay_ms more). */
-static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char delay[24];
@@ -2232,7 +2272,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
  * The settle op: a release within LKC_RS_SETTLE_MS at most, so that dropping
  * a lock whose acquire met a dead server does not wait a second timeout.
  */
-static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
+static void lkc_rs_settle_io(lkc_store *store, lkc_hold *hold)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	int64_t timeout_ms = s->cfg.timeout_ms;
@@ -2241,12 +2281,12 @@ static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
 	if (timeout_ms > LKC_RS_SETTLE_MS) {
 		s->cfg.timeout_ms = LKC_RS_SETTLE_MS;
 	}
-	lkc_rs_release(store, hold, 0, &ignored);
+	lkc_rs_release_io(store, hold, 0, &ignored);
 	s->cfg.timeout_ms = timeout_ms;
 }
 
 /* Gives our hold, write or read, a new TTL (or none) if it is still ours. */
-static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char ttl[24] = "";
@@ -2274,7 +2314,7 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 }
 
 /* Whether our hold, write or read, is still ours. */
-static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+static lkc_rc lkc_rs_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2306,7 +2346,7 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
  * then, unless it is a hold handed over to a waiter that died, which only the
  * check script can tell (and breaks); it runs only while a hand-off is on record.
  */
-static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+static lkc_rc lkc_rs_is_locked_io(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2359,7 +2399,7 @@ static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t le
  * waiters. Sent again after an ambiguous failure: at worst that breaks the
  * waiter the first run handed the resource to, as forcing is meant to.
  */
-static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+static lkc_rc lkc_rs_force_release_io(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	const char *args[1] = { s->cfg.fair ? "1" : "0" };
@@ -2379,7 +2419,7 @@ static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_
 }
 
 /* The fencing token of a write hold whose acquisition did not bring it (a restored hold, an ambiguous reply). */
-static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+static lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2401,23 +2441,180 @@ static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 	(void) hold;
 }
 
-/* Frees the store; a healthy connection of a persistent store goes back to the pool. */
+/* Lets go of the store's connection: pooled when it is persistent, healthy and idle, else closed. */
+static void lkc_rs_let_go(lkc_rs_store *s)
+{
+	if (s->ctx != NULL && s->cfg.persistent && s->ctx_pid == lkc_pid() && !s->busy && s->ctx->err == 0) {
+		lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
+		s->ctx = NULL;
+	}
+	lkc_rs_discard(s);
+}
+
+/*
+ * Starts a store call. User code runs inside our I/O (a signal handler that
+ * the host runs while we wait), and it may call the same store: when the
+ * connection is mid-exchange, it is parked for the outer call, and this one
+ * takes a connection of its own (lkc_rs_leave puts things back). Parked
+ * connections of calls that never came back (a bailout) are closed with the
+ * store.
+ */
+static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
+{
+	f->parked = 0;
+	f->interrupted = s->interrupted;
+	f->abortable = s->abortable;
+	if (s->ctx != NULL && s->busy) {
+		if (s->nparked >= LKC_RS_NEST_MAX) {
+			return lkc_rs_fail(s, err, LKC_ERR_STATE, "store calls nested %d deep inside its own I/O", LKC_RS_NEST_MAX);
+		}
+		s->parked[s->nparked++] = s->ctx;
+		f->parked = 1;
+		f->ctx_pid = s->ctx_pid;
+		s->ctx = NULL;
+		s->busy = 0;
+	}
+	s->interrupted = 0;
+	s->abortable = 0;
+	return LKC_OK;
+}
+
+/* Ends a store call begun by lkc_rs_enter: the outer call gets its connection back. */
+static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
+{
+	if (f->parked) {
+		lkc_rs_let_go(s);
+		s->ctx = s->parked[--s->nparked];
+		s->ctx_pid = f->ctx_pid;
+		s->busy = 1;
+	}
+	s->interrupted = f->interrupted;
+	s->abortable = f->abortable;
+}
+
+/* Frees the store; a healthy, idle connection of a persistent store goes back to the pool. */
 static void lkc_rs_destroy(lkc_store *store)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 
-	if (s->ctx != NULL) {
-		if (s->cfg.persistent && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
-			lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
-			s->ctx = NULL;
-		} else {
-			lkc_rs_discard(s);
-		}
+	lkc_rs_let_go(s);
+	while (s->nparked > 0) {
+		lkc_rs_close(s->parked[--s->nparked]);
 	}
 	lkc_redis_config_free(&s->cfg);
 	free(s->endpoint);
 	free(s->pool_key);
 	free(s);
+}
+
+/*
+ * The store's operations: each runs its I/O between lkc_rs_enter and
+ * lkc_rs_leave, so that a call made by user code inside another call's I/O
+ * never touches that call's connection.
+ */
+#define LKC_RS_ENTER(s, f, err) \
+	do { \
+		lkc_rc enter_rc_ = lkc_rs_enter((s), (f), (err)); \
+		if (enter_rc_ != LKC_OK) { \
+			return enter_rc_; \
+		} \
+	} while (0)
+
+static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_acquire_io(store, hold, mode, ttl_ms, wait_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_release_io(store, hold, delay_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_refresh_io(store, hold, ttl_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_check_io(store, hold, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_is_locked_io(store, resource, len, locked, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_force_release_io(store, resource, len, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_fence_io(store, hold, fence, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_err ignored;
+
+	if (lkc_rs_enter(s, &f, &ignored) == LKC_OK) {
+		lkc_rs_settle_io(store, hold);
+		lkc_rs_leave(s, &f);
+	}
 }
 
 static const lkc_store_ops lkc_rs_ops = {
