@@ -21,6 +21,8 @@
  *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
  *                   their waiter may not have picked up yet; a record goes
  *                   when its holder releases, or when the grace has passed
+ *                   and a script looks; it and a wake list with a hand-off
+ *                   live as long as the hold handed over (see outlive)
  *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
  *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
  * Scripts get the lock key alone and derive the others from it, which keeps
@@ -191,6 +193,23 @@
 	"\tend\n" \
 	"\treturn f\n" \
 	"end\n" \
+	/*
+	 * After a push to a wake list or the hand-off records k, whose PTTL was p
+	 * before it: makes k live at least LKC_RS_WAKE_TTL, and as long as a hold
+	 * of ttl ms ("" none) handed over now. A record of a hand-off whose
+	 * waiter died must outlast the hold, however quiet the resource stays, or
+	 * nobody could tell that the hold was never picked up. A life is never
+	 * shortened (p -1: none).
+	 */ \
+	"local function outlive(k, p, ttl)\n" \
+	"\tif p == -1 then return end\n" \
+	"\tif ttl == '' then\n" \
+	"\t\tredis.call('PERSIST', k)\n" \
+	"\t\treturn\n" \
+	"\tend\n" \
+	"\tlocal t = math.max(tonumber(ttl) + " LKC_RS_STR(LKC_RS_GRACE) ", " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\tif p < t then redis.call('PEXPIRE', k, t) end\n" \
+	"end\n" \
 	"local function set_lock(who, ttl)\n" \
 	"\tif ttl == '' then\n" \
 	"\t\tredis.call('SET', lock, who)\n" \
@@ -249,10 +268,11 @@
  */
 #define LKC_RS_LUA_QUEUE \
 	"local qd, ws, hd, pk = lock .. ':qd', lock .. ':ws', lock .. ':h', lock .. ':p'\n" \
-	"local function wake(token, why)\n" \
+	"local function wake(token, why, ttl)\n" \
 	"\tlocal w = lock .. ':w:' .. token\n" \
+	"\tlocal p = redis.call('PTTL', w)\n" \
 	"\tredis.call('RPUSH', w, why)\n" \
-	"\tredis.call('PEXPIRE', w, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\toutlive(w, p, ttl or '0')\n" \
 	"end\n" \
 	"local function wake_head()\n" \
 	"\tlocal h = redis.call('LINDEX', q, 0)\n" \
@@ -290,14 +310,15 @@
 	"\tdrop(h)\n" \
 	"\tif m == 'r' then\n" \
 	"\t\tadd_reader(h, ttl, now)\n" \
-	"\t\twake(h, string.format('y@%.0f', now))\n" \
+	"\t\twake(h, string.format('y@%.0f', now), ttl)\n" \
 	"\telse\n" \
 	"\t\tredis.call('DEL', rd)\n" \
 	"\t\tset_lock(h, ttl)\n" \
-	"\t\twake(h, string.format('y%.0f@%.0f', bump(), now))\n" \
+	"\t\twake(h, string.format('y%.0f@%.0f', bump(), now), ttl)\n" \
 	"\tend\n" \
+	"\tlocal p = redis.call('PTTL', hd)\n" \
 	"\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n" \
-	"\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\toutlive(hd, p, ttl)\n" \
 	"\tgiven[h] = true\n" \
 	"end\n" \
 	/*
@@ -634,12 +655,13 @@ static const char lkc_rs_release_lua[] =
 	"\t\tredis.call('HDEL', qd, h)\n"
 	"\t\tset_lock(h, ttl)\n"
 	"\t\tlocal wk = lock .. ':w:' .. h\n"
-	"\t\tlocal f = bump()\n"
+	"\t\tlocal f, p = bump(), redis.call('PTTL', wk)\n"
 	"\t\tredis.call('RPUSH', wk, string.format('y%.0f@%.0f', f, now_ms()))\n"
-	"\t\tredis.call('PEXPIRE', wk, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\toutlive(wk, p, ttl)\n"
 	"\t\tredis.call('ZREM', hd, me)\n"
+	"\t\tp = redis.call('PTTL', hd)\n"
 	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
-	"\t\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\toutlive(hd, p, ttl)\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	"end\n"
