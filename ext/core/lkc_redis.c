@@ -29,8 +29,8 @@
  * requests short; all of them share its slot.
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
- * single exclusive attempt is therefore MULTI, SET NX PX, INCR of the fencing
- * counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
+ * single exclusive attempt is therefore MULTI, SET NX PX, INCR and PEXPIRE of
+ * the fencing counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
  * an EVALSHA costs the server several times a SET), and isLocked() is two
  * EXISTS. Only when the lock is taken while a hand-off is on record do they
  * run a script, which breaks a hold handed to a waiter that died (below). A release is one script
@@ -44,13 +44,15 @@
  *
  * Fencing: every exclusive take (a first acquisition, a hand-off, a promotion)
  * INCRs P{R}:f in the same transaction or script; a waiter handed the lock
- * gets the value in its wake message ("y<token>"). The counter has no expiry
- * and nothing deletes it, force_release included. One found below 10^12 (new,
- * or lost: a restart without persistence, an eviction, a flush) jumps to the
+ * gets the value in its wake message ("y<token>"). Each take also gives the
+ * counter LKC_RS_FENCE_TTL to live (less for short holds), so that an idle
+ * resource leaves nothing behind; nothing else deletes it, force_release
+ * included. One found below 10^12 (new, expired, or lost: a restart without
+ * persistence, an eviction, a flush) jumps to the
  * server's clock in microseconds, above every token handed out before as long
  * as the clock did not step back and fewer than a million holds a second were
  * taken. The jump needs a script: after a transaction that took the lock on a
- * new counter, one more round trip makes it (once per resource). A failed
+ * new counter, one more round trip makes it (once per idle period). A failed
  * attempt burns a token; tokens only ever grow.
  *
  * Shared holds. Readers may hold together while nobody writes; a writer needs
@@ -165,6 +167,13 @@
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
 #define LKC_RS_WAKE_TTL 10000
+/*
+ * How long the fencing counter outlives the last exclusive take (ms): an hour,
+ * or LKC_RS_FENCE_TTLS times the hold's TTL when that is shorter. A counter
+ * that expired jumps to the clock when next used, as a lost one does.
+ */
+#define LKC_RS_FENCE_TTL 3600000
+#define LKC_RS_FENCE_TTLS 10
 /* The expiry score of a reader without a TTL: 2^53 - 1, the largest whole number a double holds exactly. */
 #define LKC_RS_FOREVER 9007199254740991
 
@@ -191,6 +200,10 @@
 	"\t\t\tredis.call('SET', fk, string.format('%.0f', f))\n" \
 	"\t\tend\n" \
 	"\tend\n" \
+	/* It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds. */ \
+	"\tlocal px, l = " LKC_RS_STR(LKC_RS_FENCE_TTL) ", redis.call('PTTL', lock)\n" \
+	"\tif l > 0 and l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " < px then px = l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " end\n" \
+	"\tredis.call('PEXPIRE', fk, px)\n" \
 	"\treturn f\n" \
 	"end\n" \
 	/*
@@ -2068,22 +2081,25 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
  */
 static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
 {
-	static const char *names[5] = { "MULTI", "SET", "INCR", "EXISTS", "EXEC" };
+	static const char *names[6] = { "MULTI", "SET", "INCR", "PEXPIRE", "EXISTS", "EXEC" };
 	/* The fencing counter and the hand-off records, in one allocation: this is every single attempt's path. */
 	size_t sub_len = req->key_len + 2;
 	char *keys = malloc(2 * (sub_len + 1));
 	char *counter = keys, *handed = keys != NULL ? keys + sub_len + 1 : NULL;
 	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
+	char keep[24];
 	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
+	const char *expire[3] = { "PEXPIRE", counter, keep };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
 	size_t set_len[6] = { 3, req->key_len, LKC_TOKEN_LEN, 2, 2, strlen(req->ttl) };
-	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len };
-	lkc_rs_cmd cmds[5] = {
+	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len }, expire_len[3] = { 7, sub_len, 0 };
+	lkc_rs_cmd cmds[6] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
-		{ 2, exists, exists_len }, { 1, exec, exec_len },
+		{ 3, expire, expire_len }, { 2, exists, exists_len }, { 1, exec, exec_len },
 	};
-	redisReply *replies[5], *outcome;
+	redisReply *replies[6], *outcome;
+	long long ttl = req->ttl[0] != '\0' ? strtoll(req->ttl, NULL, 10) : 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 	int stale = 0;
@@ -2095,11 +2111,15 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	memcpy(counter + req->key_len, ":f", 3);
 	memcpy(handed, req->key, req->key_len);
 	memcpy(handed + req->key_len, ":h", 3);
+	/* The counter's life, as the scripts' bump() gives it. */
+	snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
+		? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
+	expire_len[2] = strlen(keep);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long state;
 
-		rc = lkc_rs_send(s, &op, cmds, 5, replies, err);
+		rc = lkc_rs_send(s, &op, cmds, 6, replies, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -2122,31 +2142,31 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
 	}
 	free(keys);
-	outcome = replies[4];
+	outcome = replies[5];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
-	for (int i = 0; i < 5 && rc == LKC_OK; i++) {
+	for (int i = 0; i < 6 && rc == LKC_OK; i++) {
 		if (replies[i]->type == REDIS_REPLY_ERROR) {
 			rc = lkc_rs_refused(s, names[i], replies[i], err);
 		}
 	}
-	for (int i = 1; i < 4 && rc == LKC_OK; i++) {
+	for (int i = 1; i < 5 && rc == LKC_OK; i++) {
 		if (!lkc_rs_is_status(replies[i], "QUEUED")) {
 			rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
 		}
 	}
-	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 3
-		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[2]->type != REDIS_REPLY_INTEGER)) {
+	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 4
+		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[3]->type != REDIS_REPLY_INTEGER)) {
 		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
 	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
 		hold->fence = outcome->element[1]->integer;
 	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
 		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
-		stale = outcome->element[2]->integer > 0;
+		stale = outcome->element[3]->integer > 0;
 	} else if (rc == LKC_OK) {
 		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
 	}
-	lkc_rs_free_replies(replies, 5);
+	lkc_rs_free_replies(replies, 6);
 	if (stale) {
 		lkc_rs_answer ans;
 
