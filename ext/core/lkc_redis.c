@@ -159,6 +159,8 @@
  * waiter drops the connection and takes its next step on a new one.
  */
 #define LKC_RS_SLEEP_SLACK 10
+/* How late Redis may end a BLPOP on an idle server (ms): its clock tick at hz 10. */
+#define LKC_RS_REDIS_TICK 100
 /* How deep calls may nest inside store I/O (signal handlers that use the store). */
 #define LKC_RS_NEST_MAX 8
 /* The budget of giving back what a failed acquire may have taken (ms), when the lock goes. */
@@ -1830,13 +1832,15 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 
 /*
  * Sleeps in BLPOP on our wake list for at most ms (and LKC_RS_SLEEP_SLACK,
- * after which the connection goes); *why is the first byte of
+ * after which the connection goes), asking Redis for ask ms (<= ms: a sleep
+ * whose end need not be precise asks for less, so that Redis's late tick ends
+ * it before our deadline); *why is the first byte of
  * the message that woke us, 0 when none came, *fence the token a "y<n>"
  * carried (-1 none) and *at the server's time of a hand-off (-1 none). A signal the host wants handled ends the sleep
  * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
  */
-static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, char *why, int64_t *fence,
-	int64_t *at, lkc_err *err)
+static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, int64_t ms, char *why,
+	int64_t *fence, int64_t *at, lkc_err *err)
 {
 	char secs[32];
 	const char *argv[3] = { "BLPOP", req->wake, secs };
@@ -1853,7 +1857,10 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 	if (ms < 1) {
 		ms = 1;
 	}
-	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ms / 1000), (long long) (ms % 1000));
+	if (ask < 1 || ask > ms) {
+		ask = ms;
+	}
+	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ask / 1000), (long long) (ask % 1000));
 	lens[2] = strlen(secs);
 	op.deadline = lkc_rs_deadline(ms + LKC_RS_SLEEP_SLACK);
 	op.sent = 0;
@@ -1966,7 +1973,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 	int64_t nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 
 	for (;;) {
-		int64_t left, fence, at;
+		int64_t left, ms, fence, at;
 		char why;
 		lkc_rc rc;
 
@@ -1990,6 +1997,8 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 				return lkc_rs_busy(s, ans.outcome, err);
 			}
 			last = ans;
+			/* The step worked (after a dropped sleep: on a new connection), so a drop before it is settled. */
+			failed_sleep = 0;
 			if (s->interrupted) {
 				return lkc_rs_wait_interrupted(s, req, 1, err);
 			}
@@ -2002,12 +2011,24 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			step = 1;
 			continue;
 		}
-		rc = lkc_rs_sleep(s, req, nap < left ? nap : left, &why, &fence, &at, err);
+		/*
+		 * A sleep at the cap ends neither the wait nor what blocks us: it asks
+		 * Redis for one tick less, so that Redis, which times BLPOP out on its
+		 * own tick (up to LKC_RS_REDIS_TICK late), ends it before our
+		 * deadline, and a long wait keeps its connection.
+		 */
+		ms = nap < left ? nap : left;
+		rc = lkc_rs_sleep(s, req, ms == LKC_RS_WAIT_CAP && ms < left ? ms - LKC_RS_REDIS_TICK : ms, ms,
+			&why, &fence, &at, err);
 		if (rc == LKC_INTERRUPTED) {
 			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
 		if (rc != LKC_OK) {
-			/* A "y" may have been lost with the connection: one step on a new one settles where we are. */
+			/*
+			 * A "y" may have been lost with the connection: one step on a new one
+			 * settles where we are. Only when that step fails too (or the sleep
+			 * failed twice with no step between) does the wait end.
+			 */
 			if (rc != LKC_ERR_IO || failed_sleep++ > 0) {
 				lkc_err ignored;
 				lkc_rs_answer ans;
