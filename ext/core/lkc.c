@@ -230,7 +230,12 @@ static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
 	if (ttl_ms == LKC_TTL_NONE) {
 		return 0;
 	}
-	return start_ns + (uint64_t) ttl_ms * 1000000u;
+	/*
+	 * A server keeps expiries in whole milliseconds of its clock, rounded down,
+	 * so it may end a hold up to 1 ms before ttl_ms after the request reached it:
+	 * our view counts that millisecond off too.
+	 */
+	return start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
 }
 
 lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,

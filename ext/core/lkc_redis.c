@@ -387,6 +387,28 @@
 	"\treturn any\n" \
 	"end\n" \
 	/*
+	 * After records left the hand-off records: when they were kept without an
+	 * expiry (a hold without a TTL was handed over), they keep it only while
+	 * a member still has such a hold, else they live as long as the longest
+	 * hold of a member (LKC_RS_WAKE_TTL at least).
+	 */ \
+	"local function relife()\n" \
+	"\tif redis.call('PTTL', hd) ~= -1 then return end\n" \
+	"\tlocal t, now = " LKC_RS_STR(LKC_RS_WAKE_TTL) ", now_ms()\n" \
+	"\tfor _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do\n" \
+	"\t\tlocal l = 0\n" \
+	"\t\tif redis.call('GET', lock) == h then\n" \
+	"\t\t\tl = redis.call('PTTL', lock)\n" \
+	"\t\telse\n" \
+	"\t\t\tlocal e = tonumber(redis.call('ZSCORE', rd, h) or '0')\n" \
+	"\t\t\tif e >= " LKC_RS_STR(LKC_RS_FOREVER) " then l = -1 elseif e > now then l = e - now end\n" \
+	"\t\tend\n" \
+	"\t\tif l == -1 then return end\n" \
+	"\t\tif l + " LKC_RS_STR(LKC_RS_GRACE) " > t then t = l + " LKC_RS_STR(LKC_RS_GRACE) " end\n" \
+	"\tend\n" \
+	"\tredis.call('PEXPIRE', hd, t)\n" \
+	"end\n" \
+	/*
 	 * Breaks the holds handed over more than the grace ago whose "y" is still
 	 * unread: their waiter died. Returns whether it broke one.
 	 */ \
@@ -409,6 +431,7 @@
 	"\t\t\tend\n" \
 	"\t\tend\n" \
 	"\tend\n" \
+	"\trelife()\n" \
 	"\treturn broke\n" \
 	"end\n" \
 	/* How long until the oldest pending hand-off has had its grace (ms), or nil when none is pending. */ \
@@ -505,7 +528,7 @@ static const char lkc_rs_acquire_lua[] =
 	"\tredis.call('LREM', q, 0, me)\n"
 	"\tdrop(me)\n"
 	"\tredis.call('DEL', mywake)\n"
-	"\tredis.call('ZREM', hd, me)\n"
+	"\tif redis.call('ZREM', hd, me) == 1 then relife() end\n"
 	"\tif redis.call('GET', ws) == me then\n"
 	"\t\tredis.call('DEL', ws)\n"
 	"\t\tfirst = true\n"
@@ -639,7 +662,10 @@ static const char lkc_rs_release_lua[] =
 	"if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', lock .. ':q') == 0 then\n"
 	"\tif v == me then\n"
 	"\t\tredis.call('DEL', lock)\n"
-	"\t\tredis.call('ZREM', lock .. ':h', me)\n"
+	/* Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for. */
+	"\t\tif redis.call('ZREM', lock .. ':h', me) == 1 and redis.call('PTTL', lock .. ':h') == -1 then\n"
+	"\t\t\tredis.call('PEXPIRE', lock .. ':h', " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\tend\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	/* The last reader leaves: the lock key and the readers' set go together. */
@@ -674,7 +700,8 @@ static const char lkc_rs_release_lua[] =
 	"\t\tredis.call('RPUSH', wk, string.format('y%.0f@%.0f', f, now_ms()))\n"
 	"\t\toutlive(wk, p, ttl)\n"
 	"\t\tredis.call('ZREM', hd, me)\n"
-	"\t\tp = redis.call('PTTL', hd)\n"
+	/* As in the other short way: the records left have no live hold, so none is kept for them. */
+	"\t\tp = math.max(redis.call('PTTL', hd), 0)\n"
 	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
 	"\t\toutlive(hd, p, ttl)\n"
 	"\t\treturn 1\n"
@@ -683,7 +710,7 @@ static const char lkc_rs_release_lua[] =
 	LKC_RS_LUA_QUEUE
 	"local fair, now = ARGV[3], now_ms()\n"
 	/* Whoever releases picked up what was handed to it: its hand-off record goes. */
-	"redis.call('ZREM', hd, me)\n"
+	"if redis.call('ZREM', hd, me) == 1 then relife() end\n"
 	"local function cool()\n"
 	"\tif cooldown(now) < now + tonumber(delay) then add_reader('cooldown', delay, now) end\n"
 	"\twake_head()\n"
