@@ -865,6 +865,8 @@ typedef struct {
 	int busy;                /* ctx is mid-exchange: sent, its replies not all read */
 	redisContext *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
 	int nparked;
+	redisContext *spare;     /* the idle connection of the last nested call, for the next one */
+	pid_t spare_pid;
 } lkc_rs_store;
 
 /* What lkc_rs_enter set aside for the call's end. */
@@ -2564,6 +2566,14 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 		f->ctx_pid = s->ctx_pid;
 		s->ctx = NULL;
 		s->busy = 0;
+		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
+		if (s->spare != NULL && s->spare_pid == lkc_pid() && !lkc_rs_readable(s->spare)) {
+			s->ctx = s->spare;
+			s->ctx_pid = s->spare_pid;
+		} else if (s->spare != NULL) {
+			lkc_rs_close(s->spare);
+		}
+		s->spare = NULL;
 	}
 	s->interrupted = 0;
 	s->abortable = 0;
@@ -2574,6 +2584,11 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
 {
 	if (f->parked) {
+		if (s->ctx != NULL && s->spare == NULL && !s->busy && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
+			s->spare = s->ctx;
+			s->spare_pid = s->ctx_pid;
+			s->ctx = NULL;
+		}
 		lkc_rs_let_go(s);
 		s->ctx = s->parked[--s->nparked];
 		s->ctx_pid = f->ctx_pid;
@@ -2589,6 +2604,12 @@ static void lkc_rs_destroy(lkc_store *store)
 	lkc_rs_store *s = (lkc_rs_store *) store;
 
 	lkc_rs_let_go(s);
+	if (s->spare != NULL) {
+		s->ctx = s->spare;
+		s->ctx_pid = s->spare_pid;
+		s->spare = NULL;
+		lkc_rs_let_go(s);
+	}
 	while (s->nparked > 0) {
 		lkc_rs_close(s->parked[--s->nparked]);
 	}
