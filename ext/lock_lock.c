@@ -52,27 +52,30 @@ static void php_lock_track(php_lock_obj *lock)
  * lost or a backend found down. A hold inherited from a parent process is
  * dropped locally and left alone.
  */
-static void php_lock_drop(php_lock_obj *lock, bool release)
+static lkc_rc php_lock_drop(php_lock_obj *lock, bool release)
 {
 	lkc_store *store;
 	lkc_err err;
+	lkc_rc rc = LKC_OK;
 
 	if (lock->hold.mode == LKC_MODE_NONE && lock->hold.fd < 0 && !lock->hold.unsure) {
 		php_lock_track(lock);
-		return;
+		return rc;
 	}
 	store = php_lock_store_of(lock);
 	if (lkc_hold_foreign(&lock->hold) || !release) {
 		lkc_abandon(store, &lock->hold);
 	} else {
 		lkc_err_clear(&err);
-		if (lkc_release(store, &lock->hold, 0, &err) != LKC_OK) {
+		rc = lkc_release(store, &lock->hold, 0, &err);
+		if (rc != LKC_OK) {
 			lkc_abandon(store, &lock->hold);
 		}
 	}
 	/* One try is all a dropped lock gets: a hold a failed acquire left stays until its TTL. */
 	lock->hold.unsure = 0;
 	php_lock_track(lock);
+	return rc;
 }
 
 /*
@@ -128,11 +131,35 @@ static void php_lock_let_go(php_lock_obj *lock)
 	}
 }
 
+/* How many stores request end remembers as unreachable; holds of stores beyond that are tried each. */
+#define PHP_LOCK_GONE_MAX 16
+
 void php_lock_release_all(void)
 {
-	/* php_lock_let_go always leaves the hold empty, so each pass unlinks one lock. */
+	/*
+	 * A store that could not be reached (a timeout, a dropped connection) costs
+	 * request end one timeout, not one per hold: its other holds are dropped
+	 * locally and live out their TTLs.
+	 */
+	lkc_store *gone[PHP_LOCK_GONE_MAX];
+	int ngone = 0;
+
+	/* Parking and dropping always leave the hold empty, so each pass unlinks one lock. */
 	while (LOCK_G(held) != NULL) {
-		php_lock_let_go(LOCK_G(held));
+		php_lock_obj *lock = LOCK_G(held);
+		lkc_store *store = php_lock_store_of(lock);
+		bool release = lock->auto_release;
+
+		if (php_lock_parks(lock)) {
+			php_lock_park(lock);
+			continue;
+		}
+		for (int i = 0; i < ngone && release; i++) {
+			release = gone[i] != store;
+		}
+		if (php_lock_drop(lock, release) == LKC_ERR_IO && ngone < PHP_LOCK_GONE_MAX) {
+			gone[ngone++] = store;
+		}
 	}
 }
 

@@ -254,7 +254,12 @@ static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
 	if (ttl_ms == LKC_TTL_NONE) {
 		return 0;
 	}
-	return start_ns + (uint64_t) ttl_ms * 1000000u;
+	/*
+	 * A server keeps expiries in whole milliseconds of its clock, rounded down,
+	 * so it may end a hold up to 1 ms before ttl_ms after the request reached it:
+	 * our view counts that millisecond off too.
+	 */
+	return start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
 }
 
 lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
@@ -283,12 +288,17 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
 		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
 	}
-	/* The expiry counts from before the request, so our view never outlives the server's. */
+	/* The expiry counts from before the request (or the store's grant), so our view never outlives the server's. */
 	start = lkc_now_ns();
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
+	hold->granted_ns = 0;
 	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
 	if (rc == LKC_OK) {
+		/* After a wait, the hold counts from the store's grant (never later than the server's), not the call. */
+		if (hold->granted_ns > start) {
+			start = hold->granted_ns;
+		}
 		hold->mode = mode;
 		hold->pid = lkc_pid();
 		hold->forks = lkc_fork_count();

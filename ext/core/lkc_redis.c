@@ -21,14 +21,16 @@
  *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
  *                   their waiter may not have picked up yet; a record goes
  *                   when its holder releases, or when the grace has passed
+ *                   and a script looks; it and a wake list with a hand-off
+ *                   live as long as the hold handed over (see outlive)
  *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
  *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
  * Scripts get the lock key alone and derive the others from it, which keeps
  * requests short; all of them share its slot.
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
- * single exclusive attempt is therefore MULTI, SET NX PX, INCR of the fencing
- * counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
+ * single exclusive attempt is therefore MULTI, SET NX PX, INCR and PEXPIRE of
+ * the fencing counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
  * an EVALSHA costs the server several times a SET), and isLocked() is two
  * EXISTS. Only when the lock is taken while a hand-off is on record do they
  * run a script, which breaks a hold handed to a waiter that died (below). A release is one script
@@ -42,13 +44,15 @@
  *
  * Fencing: every exclusive take (a first acquisition, a hand-off, a promotion)
  * INCRs P{R}:f in the same transaction or script; a waiter handed the lock
- * gets the value in its wake message ("y<token>"). The counter has no expiry
- * and nothing deletes it, force_release included. One found below 10^12 (new,
- * or lost: a restart without persistence, an eviction, a flush) jumps to the
+ * gets the value in its wake message ("y<token>"). Each take also gives the
+ * counter LKC_RS_FENCE_TTL to live (less for short holds), so that an idle
+ * resource leaves nothing behind; nothing else deletes it, force_release
+ * included. One found below 10^12 (new, expired, or lost: a restart without
+ * persistence, an eviction, a flush) jumps to the
  * server's clock in microseconds, above every token handed out before as long
  * as the clock did not step back and fewer than a million holds a second were
  * taken. The jump needs a script: after a transaction that took the lock on a
- * new counter, one more round trip makes it (once per resource). A failed
+ * new counter, one more round trip makes it (once per idle period). A failed
  * attempt burns a token; tokens only ever grow.
  *
  * Shared holds. Readers may hold together while nobody writes; a writer needs
@@ -82,8 +86,9 @@
  * its own connection: no second connection, and nothing beyond the release
  * script's one EXISTS while nobody waits.
  *
- * Wake messages: "y" a read hold was handed to you, "y<n>" the write hold was,
- * with fencing token n (fair mode); "w" watch the hand-offs (below); "c" check
+ * Wake messages: "y@<t>" a read hold was handed to you, "y<n>@<t>" the write
+ * hold was, with fencing token n (fair mode), t the server's time of the
+ * hand-off in ms; "w" watch the hand-offs (below); "c" check
  * again now; "f" the resource may be free for you (unfair mode).
  *
  * Fair mode (the default): whoever frees the resource (release, demotion,
@@ -131,6 +136,14 @@
 
 #include <hiredis/hiredis.h>
 
+#if HIREDIS_MAJOR >= 1
+# define lkc_rs_sdslen hi_sdslen
+# define lkc_rs_sdsrange hi_sdsrange
+#else
+# define lkc_rs_sdslen sdslen
+# define lkc_rs_sdsrange sdsrange
+#endif
+
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
 
@@ -148,12 +161,23 @@
  * waiter drops the connection and takes its next step on a new one.
  */
 #define LKC_RS_SLEEP_SLACK 10
+/* How late Redis may end a BLPOP on an idle server (ms): its clock tick at hz 10. */
+#define LKC_RS_REDIS_TICK 100
+/* How deep calls may nest inside store I/O (signal handlers that use the store). */
+#define LKC_RS_NEST_MAX 8
 /* The budget of giving back what a failed acquire may have taken (ms), when the lock goes. */
 #define LKC_RS_SETTLE_MS 50
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
 #define LKC_RS_WAKE_TTL 10000
+/*
+ * How long the fencing counter outlives the last exclusive take (ms): an hour,
+ * or LKC_RS_FENCE_TTLS times the hold's TTL when that is shorter. A counter
+ * that expired jumps to the clock when next used, as a lost one does.
+ */
+#define LKC_RS_FENCE_TTL 3600000
+#define LKC_RS_FENCE_TTLS 10
 /* The expiry score of a reader without a TTL: 2^53 - 1, the largest whole number a double holds exactly. */
 #define LKC_RS_FOREVER 9007199254740991
 
@@ -180,7 +204,28 @@
 	"\t\t\tredis.call('SET', fk, string.format('%.0f', f))\n" \
 	"\t\tend\n" \
 	"\tend\n" \
+	/* It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds. */ \
+	"\tlocal px, l = " LKC_RS_STR(LKC_RS_FENCE_TTL) ", redis.call('PTTL', lock)\n" \
+	"\tif l > 0 and l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " < px then px = l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " end\n" \
+	"\tredis.call('PEXPIRE', fk, px)\n" \
 	"\treturn f\n" \
+	"end\n" \
+	/*
+	 * After a push to a wake list or the hand-off records k, whose PTTL was p
+	 * before it: makes k live at least LKC_RS_WAKE_TTL, and as long as a hold
+	 * of ttl ms ("" none) handed over now. A record of a hand-off whose
+	 * waiter died must outlast the hold, however quiet the resource stays, or
+	 * nobody could tell that the hold was never picked up. A life is never
+	 * shortened (p -1: none).
+	 */ \
+	"local function outlive(k, p, ttl)\n" \
+	"\tif p == -1 then return end\n" \
+	"\tif ttl == '' then\n" \
+	"\t\tredis.call('PERSIST', k)\n" \
+	"\t\treturn\n" \
+	"\tend\n" \
+	"\tlocal t = math.max(tonumber(ttl) + " LKC_RS_STR(LKC_RS_GRACE) ", " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\tif p < t then redis.call('PEXPIRE', k, t) end\n" \
 	"end\n" \
 	"local function set_lock(who, ttl)\n" \
 	"\tif ttl == '' then\n" \
@@ -240,10 +285,11 @@
  */
 #define LKC_RS_LUA_QUEUE \
 	"local qd, ws, hd, pk = lock .. ':qd', lock .. ':ws', lock .. ':h', lock .. ':p'\n" \
-	"local function wake(token, why)\n" \
+	"local function wake(token, why, ttl)\n" \
 	"\tlocal w = lock .. ':w:' .. token\n" \
+	"\tlocal p = redis.call('PTTL', w)\n" \
 	"\tredis.call('RPUSH', w, why)\n" \
-	"\tredis.call('PEXPIRE', w, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\toutlive(w, p, ttl or '0')\n" \
 	"end\n" \
 	"local function wake_head()\n" \
 	"\tlocal h = redis.call('LINDEX', q, 0)\n" \
@@ -281,14 +327,15 @@
 	"\tdrop(h)\n" \
 	"\tif m == 'r' then\n" \
 	"\t\tadd_reader(h, ttl, now)\n" \
-	"\t\twake(h, 'y')\n" \
+	"\t\twake(h, string.format('y@%.0f', now), ttl)\n" \
 	"\telse\n" \
 	"\t\tredis.call('DEL', rd)\n" \
 	"\t\tset_lock(h, ttl)\n" \
-	"\t\twake(h, string.format('y%.0f', bump()))\n" \
+	"\t\twake(h, string.format('y%.0f@%.0f', bump(), now), ttl)\n" \
 	"\tend\n" \
+	"\tlocal p = redis.call('PTTL', hd)\n" \
 	"\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n" \
-	"\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\toutlive(hd, p, ttl)\n" \
 	"\tgiven[h] = true\n" \
 	"end\n" \
 	/*
@@ -342,6 +389,28 @@
 	"\treturn any\n" \
 	"end\n" \
 	/*
+	 * After records left the hand-off records: when they were kept without an
+	 * expiry (a hold without a TTL was handed over), they keep it only while
+	 * a member still has such a hold, else they live as long as the longest
+	 * hold of a member (LKC_RS_WAKE_TTL at least).
+	 */ \
+	"local function relife()\n" \
+	"\tif redis.call('PTTL', hd) ~= -1 then return end\n" \
+	"\tlocal t, now = " LKC_RS_STR(LKC_RS_WAKE_TTL) ", now_ms()\n" \
+	"\tfor _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do\n" \
+	"\t\tlocal l = 0\n" \
+	"\t\tif redis.call('GET', lock) == h then\n" \
+	"\t\t\tl = redis.call('PTTL', lock)\n" \
+	"\t\telse\n" \
+	"\t\t\tlocal e = tonumber(redis.call('ZSCORE', rd, h) or '0')\n" \
+	"\t\t\tif e >= " LKC_RS_STR(LKC_RS_FOREVER) " then l = -1 elseif e > now then l = e - now end\n" \
+	"\t\tend\n" \
+	"\t\tif l == -1 then return end\n" \
+	"\t\tif l + " LKC_RS_STR(LKC_RS_GRACE) " > t then t = l + " LKC_RS_STR(LKC_RS_GRACE) " end\n" \
+	"\tend\n" \
+	"\tredis.call('PEXPIRE', hd, t)\n" \
+	"end\n" \
+	/*
 	 * Breaks the holds handed over more than the grace ago whose "y" is still
 	 * unread: their waiter died. Returns whether it broke one.
 	 */ \
@@ -364,6 +433,7 @@
 	"\t\t\tend\n" \
 	"\t\tend\n" \
 	"\tend\n" \
+	"\trelife()\n" \
 	"\treturn broke\n" \
 	"end\n" \
 	/* How long until the oldest pending hand-off has had its grace (ms), or nil when none is pending. */ \
@@ -389,8 +459,9 @@
  * to us) is taken again, a read hold refreshed or promoted, a write hold
  * demoted. Returns the fencing token (> 0) when it took the write hold, 0 a
  * read hold, -1 not taken (or left), -2 not taken because another reader's
- * promotion is pending, {-3, ms} queued: sleep ms at most (the time left of
- * what blocks us, less while we watch a hand-off; -1 no bound). Running a
+ * promotion is pending, {-3, ms, now} queued: sleep ms at most (the time left of
+ * what blocks us, less while we watch a hand-off; -1 no bound), now the
+ * server's time in ms (the waiter maps a hand-off's time to its own clock by it). Running a
  * step twice is harmless (a write hold taken twice only burns a fencing
  * token), so an ambiguous failure is settled by sending it again.
  */
@@ -421,7 +492,7 @@ static const char lkc_rs_acquire_lua[] =
 	"\t\t\tif redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
 	"\t\t\tif redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
 	"\t\t\tredis.call('DEL', lock .. ':w:' .. me)\n"
-	"\t\t\treturn {-3, math.max(redis.call('PTTL', lock), -1)}\n"
+	"\t\t\treturn {-3, math.max(redis.call('PTTL', lock), -1), now}\n"
 	"\t\tend\n"
 	"\tend\n"
 	"end\n"
@@ -459,7 +530,7 @@ static const char lkc_rs_acquire_lua[] =
 	"\tredis.call('LREM', q, 0, me)\n"
 	"\tdrop(me)\n"
 	"\tredis.call('DEL', mywake)\n"
-	"\tredis.call('ZREM', hd, me)\n"
+	"\tif redis.call('ZREM', hd, me) == 1 then relife() end\n"
 	"\tif redis.call('GET', ws) == me then\n"
 	"\t\tredis.call('DEL', ws)\n"
 	"\t\tfirst = true\n"
@@ -575,7 +646,7 @@ static const char lkc_rs_acquire_lua[] =
 	"local c = cooldown(now)\n"
 	"if c > 0 and (left < 0 or c - now < left) then left = c - now end\n"
 	"if bound and (left < 0 or bound < left) then left = bound end\n"
-	"return {-3, left}\n";
+	"return {-3, left, now}\n";
 
 /*
  * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to give up now;
@@ -593,7 +664,10 @@ static const char lkc_rs_release_lua[] =
 	"if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', lock .. ':q') == 0 then\n"
 	"\tif v == me then\n"
 	"\t\tredis.call('DEL', lock)\n"
-	"\t\tredis.call('ZREM', lock .. ':h', me)\n"
+	/* Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for. */
+	"\t\tif redis.call('ZREM', lock .. ':h', me) == 1 and redis.call('PTTL', lock .. ':h') == -1 then\n"
+	"\t\t\tredis.call('PEXPIRE', lock .. ':h', " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\tend\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	/* The last reader leaves: the lock key and the readers' set go together. */
@@ -624,18 +698,21 @@ static const char lkc_rs_release_lua[] =
 	"\t\tredis.call('HDEL', qd, h)\n"
 	"\t\tset_lock(h, ttl)\n"
 	"\t\tlocal wk = lock .. ':w:' .. h\n"
-	"\t\tredis.call('RPUSH', wk, string.format('y%.0f', bump()))\n"
-	"\t\tredis.call('PEXPIRE', wk, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\tlocal f, p = bump(), redis.call('PTTL', wk)\n"
+	"\t\tredis.call('RPUSH', wk, string.format('y%.0f@%.0f', f, now_ms()))\n"
+	"\t\toutlive(wk, p, ttl)\n"
 	"\t\tredis.call('ZREM', hd, me)\n"
+	/* As in the other short way: the records left have no live hold, so none is kept for them. */
+	"\t\tp = math.max(redis.call('PTTL', hd), 0)\n"
 	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
-	"\t\tredis.call('PEXPIRE', hd, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
+	"\t\toutlive(hd, p, ttl)\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	"end\n"
 	LKC_RS_LUA_QUEUE
 	"local fair, now = ARGV[3], now_ms()\n"
 	/* Whoever releases picked up what was handed to it: its hand-off record goes. */
-	"redis.call('ZREM', hd, me)\n"
+	"if redis.call('ZREM', hd, me) == 1 then relife() end\n"
 	"local function cool()\n"
 	"\tif cooldown(now) < now + tonumber(delay) then add_reader('cooldown', delay, now) end\n"
 	"\twake_head()\n"
@@ -787,7 +864,20 @@ typedef struct {
 	pid_t ctx_pid;           /* the process that made ctx */
 	int interrupted;         /* a signal the host wants handled arrived during I/O */
 	int abortable;           /* the current exchange is a sleep that such a signal ends */
+	int busy;                /* ctx is mid-exchange: sent, its replies not all read */
+	redisContext *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
+	int nparked;
+	redisContext *spare;     /* the idle connection of the last nested call, for the next one */
+	pid_t spare_pid;
 } lkc_rs_store;
+
+/* What lkc_rs_enter set aside for the call's end. */
+typedef struct {
+	int parked;              /* the outer call's connection was parked */
+	pid_t ctx_pid;
+	int interrupted;
+	int abortable;
+} lkc_rs_frame;
 
 /* The budget of one store operation. */
 typedef struct {
@@ -1061,6 +1151,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 		lkc_rs_close(s->ctx);
 		s->ctx = NULL;
 	}
+	s->busy = 0;
 }
 
 /* Unlinks and closes pooled connections made by another process; the pool lock is held. */
@@ -1084,7 +1175,19 @@ static void lkc_rs_pool_sweep_locked(pid_t self)
 	}
 }
 
-/* Takes an idle connection of this process made with the same settings, or NULL. */
+/* Whether an idle connection has something to read (a hang-up, an error, a stray reply): then it is not idle. */
+static int lkc_rs_readable(const redisContext *ctx)
+{
+	struct pollfd pfd = { .fd = ctx->fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
+
+	return ctx->err != 0 || lkc_rs_sdslen(ctx->obuf) > 0 || poll(&pfd, 1, 0) != 0;
+}
+
+/*
+ * Takes an idle connection of this process made with the same settings, or
+ * NULL. One with anything to read (a reply nobody waited for, a hang-up) is
+ * closed instead: a reused connection must be known idle.
+ */
 static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
 {
 	redisContext *ctx = NULL;
@@ -1092,17 +1195,24 @@ static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
 
 	pthread_mutex_lock(&lkc_rs_pool_lock);
 	lkc_rs_pool_sweep_locked(lkc_pid());
-	for (link = &lkc_rs_pool; *link != NULL; link = &(*link)->next) {
+	link = &lkc_rs_pool;
+	while (*link != NULL) {
 		lkc_rs_pooled *e = *link;
 
-		if (e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
-			*link = e->next;
-			ctx = e->ctx;
-			free(e->key);
-			free(e);
-			lkc_rs_pool_size--;
+		if (e->key_len != key_len || memcmp(e->key, key, key_len) != 0) {
+			link = &e->next;
+			continue;
+		}
+		*link = e->next;
+		ctx = e->ctx;
+		free(e->key);
+		free(e);
+		lkc_rs_pool_size--;
+		if (!lkc_rs_readable(ctx)) {
 			break;
 		}
+		lkc_rs_close(ctx);
+		ctx = NULL;
 	}
 	pthread_mutex_unlock(&lkc_rs_pool_lock);
 	return ctx;
@@ -1170,7 +1280,8 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 		int n;
 
 		if (ms == 0) {
-			return 0;
+			/* Late to look (a busy machine): what came in time is still read. */
+			return poll(&pfd, 1, 0) > 0 ? 1 : 0;
 		}
 		n = poll(&pfd, 1, ms > 60000 ? 60000 : (int) ms);
 		if (n > 0) {
@@ -1189,14 +1300,6 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 		}
 	}
 }
-
-#if HIREDIS_MAJOR >= 1
-# define lkc_rs_sdslen hi_sdslen
-# define lkc_rs_sdsrange hi_sdsrange
-#else
-# define lkc_rs_sdslen sdslen
-# define lkc_rs_sdsrange sdsrange
-#endif
 
 /*
  * Sends what it can of hiredis's output buffer with MSG_NOSIGNAL, so that a
@@ -1313,6 +1416,12 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	op->sent = 1;
+	/*
+	 * From the first byte sent until the last reply is read the connection is
+	 * busy: a bailout in between (a fatal error in a signal handler that runs
+	 * in our waits) leaves it so, and then it is closed, never reused.
+	 */
+	s->busy = 1;
 	/* The socket is non-blocking: write first, and wait only when the kernel's buffer is full. */
 	for (;;) {
 		if (lkc_rs_flush(ctx, &done) != REDIS_OK) {
@@ -1352,6 +1461,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, w <= 0 ? w : 1, errnum, "waiting for a reply", err);
 		}
 	}
+	s->busy = 0;
 	return LKC_OK;
 }
 
@@ -1656,6 +1766,8 @@ typedef struct {
 	lkc_rs_outcome outcome;
 	int64_t fence;
 	int64_t bound;
+	uint64_t sent_ns;        /* monotonic time the step was first sent: before it ran */
+	int64_t server_ms;       /* the server's time when it ran (queued answers), -1 unknown */
 } lkc_rs_answer;
 
 /* Frees what lkc_rs_req_init allocated. */
@@ -1704,6 +1816,7 @@ static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_r
 {
 	ans->fence = -1;
 	ans->bound = -1;
+	ans->server_ms = -1;
 	if (reply->type == REDIS_REPLY_INTEGER && reply->integer >= -2) {
 		if (reply->integer >= 0) {
 			ans->outcome = LKC_RS_TAKEN;
@@ -1713,11 +1826,14 @@ static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_r
 		}
 		return LKC_OK;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2
+	if (reply->type == REDIS_REPLY_ARRAY && (reply->elements == 2 || reply->elements == 3)
 		&& reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer == -3
 		&& reply->element[1]->type == REDIS_REPLY_INTEGER) {
 		ans->outcome = LKC_RS_QUEUED;
 		ans->bound = reply->element[1]->integer;
+		if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_INTEGER) {
+			ans->server_ms = reply->element[2]->integer;
+		}
 		return LKC_OK;
 	}
 	return lkc_rs_unexpected(s, "the acquire script", reply, err);
@@ -1732,6 +1848,7 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
+	uint64_t sent = lkc_now_ns();
 
 	lkc_rs_op_start(s, &op);
 	for (;;) {
@@ -1746,19 +1863,22 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 		op.recovered = 1;
 	}
 	rc = lkc_rs_read_answer(s, reply, ans, err);
+	ans->sent_ns = sent;
 	freeReplyObject(reply);
 	return rc;
 }
 
 /*
  * Sleeps in BLPOP on our wake list for at most ms (and LKC_RS_SLEEP_SLACK,
- * after which the connection goes); *why is the first byte of
- * the message that woke us, 0 when none came, and *fence the token a "y<n>"
- * carried (-1 none). A signal the host wants handled ends the sleep
+ * after which the connection goes), asking Redis for ask ms (<= ms: a sleep
+ * whose end need not be precise asks for less, so that Redis's late tick ends
+ * it before our deadline); *why is the first byte of
+ * the message that woke us, 0 when none came, *fence the token a "y<n>"
+ * carried (-1 none) and *at the server's time of a hand-off (-1 none). A signal the host wants handled ends the sleep
  * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
  */
-static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, char *why, int64_t *fence,
-	lkc_err *err)
+static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, int64_t ms, char *why,
+	int64_t *fence, int64_t *at, lkc_err *err)
 {
 	char secs[32];
 	const char *argv[3] = { "BLPOP", req->wake, secs };
@@ -1770,11 +1890,15 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 
 	*why = 0;
 	*fence = -1;
+	*at = -1;
 	/* Redis 6 and later take fractions of a second; 0 would mean forever, so a sleep lasts 1 ms at least. */
 	if (ms < 1) {
 		ms = 1;
 	}
-	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ms / 1000), (long long) (ms % 1000));
+	if (ask < 1 || ask > ms) {
+		ask = ms;
+	}
+	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ask / 1000), (long long) (ask % 1000));
 	lens[2] = strlen(secs);
 	op.deadline = lkc_rs_deadline(ms + LKC_RS_SLEEP_SLACK);
 	op.sent = 0;
@@ -1794,16 +1918,22 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ms, c
 		const redisReply *msg = reply->element[1];
 
 		*why = msg->str[0];
-		if (*why == 'y' && msg->len > 1 && msg->len < 20) {
-			char digits[24];
+		if (*why == 'y' && msg->len > 1 && msg->len < 48) {
+			char digits[48];
 			char *end;
 			long long n;
 
 			memcpy(digits, msg->str + 1, msg->len - 1);
 			digits[msg->len - 1] = '\0';
 			n = strtoll(digits, &end, 10);
-			if (*end == '\0' && n > 0) {
+			if ((*end == '\0' || *end == '@') && n > 0) {
 				*fence = n;
+			}
+			if (*end == '@') {
+				n = strtoll(end + 1, &end, 10);
+				if (*end == '\0' && n > 0) {
+					*at = n;
+				}
 			}
 		}
 	} else if (reply->type != REDIS_REPLY_NIL) {
@@ -1840,14 +1970,40 @@ static lkc_rc lkc_rs_busy(const lkc_rs_store *s, lkc_rs_outcome outcome, lkc_err
 }
 
 /*
- * Waits for the hold after the first step queued us: sleep until woken or
- * what blocks us runs out, step again. LKC_OK, LKC_BUSY when wait_ms ran
- * out, LKC_INTERRUPTED, or an error; neither of the last two leaves an entry
- * behind when the server can still be reached.
+ * When, on our clock, a hand-off at the server's time at (ms) happened, given
+ * the step that queued us last: the hand-off came after that step ran (which
+ * emptied our wake list), so it maps the server's clock to ours; rounding and
+ * a drift of 0.1% count against us, so our view of the hold never outlives the
+ * server's. Never before that step was sent, never after now.
  */
-static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, int64_t bound,
+static uint64_t lkc_rs_granted_at(const lkc_rs_answer *queued, int64_t at)
+{
+	uint64_t now = lkc_now_ns(), t = queued->sent_ns;
+	int64_t ms;
+
+	if (at < 0 || queued->server_ms < 0 || at <= queued->server_ms) {
+		return t;
+	}
+	ms = at - queued->server_ms;
+	ms -= 1 + ms / 1000;
+	if (ms > 0) {
+		t += (uint64_t) ms * 1000000u;
+	}
+	return t < now ? t : now;
+}
+
+/*
+ * Waits for the hold after the first step (queued) queued us: sleep until
+ * woken or what blocks us runs out, step again. LKC_OK, LKC_BUSY when wait_ms
+ * ran out, LKC_INTERRUPTED, or an error; neither of the last two leaves an
+ * entry behind when the server can still be reached. The hold's granted_ns
+ * says when it was granted.
+ */
+static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, const lkc_rs_answer *queued,
 	int64_t wait_ms, lkc_err *err)
 {
+	lkc_rs_answer last = *queued;
+	int64_t bound = queued->bound;
 	uint64_t deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
 	char how = 'q';
 	int step = 0, failed_sleep = 0;
@@ -1855,7 +2011,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 	int64_t nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 
 	for (;;) {
-		int64_t left, fence;
+		int64_t left, ms, fence, at;
 		char why;
 		lkc_rc rc;
 
@@ -1872,11 +2028,15 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			}
 			if (ans.outcome == LKC_RS_TAKEN) {
 				hold->fence = ans.fence;
+				hold->granted_ns = ans.sent_ns;
 				return LKC_OK;
 			}
 			if (ans.outcome != LKC_RS_QUEUED) {
 				return lkc_rs_busy(s, ans.outcome, err);
 			}
+			last = ans;
+			/* The step worked (after a dropped sleep: on a new connection), so a drop before it is settled. */
+			failed_sleep = 0;
 			if (s->interrupted) {
 				return lkc_rs_wait_interrupted(s, req, 1, err);
 			}
@@ -1889,12 +2049,24 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			step = 1;
 			continue;
 		}
-		rc = lkc_rs_sleep(s, req, nap < left ? nap : left, &why, &fence, err);
+		/*
+		 * A sleep at the cap ends neither the wait nor what blocks us: it asks
+		 * Redis for one tick less, so that Redis, which times BLPOP out on its
+		 * own tick (up to LKC_RS_REDIS_TICK late), ends it before our
+		 * deadline, and a long wait keeps its connection.
+		 */
+		ms = nap < left ? nap : left;
+		rc = lkc_rs_sleep(s, req, ms == LKC_RS_WAIT_CAP && ms < left ? ms - LKC_RS_REDIS_TICK : ms, ms,
+			&why, &fence, &at, err);
 		if (rc == LKC_INTERRUPTED) {
 			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
 		if (rc != LKC_OK) {
-			/* A "y" may have been lost with the connection: one step on a new one settles where we are. */
+			/*
+			 * A "y" may have been lost with the connection: one step on a new one
+			 * settles where we are. Only when that step fails too (or the sleep
+			 * failed twice with no step between) does the wait end.
+			 */
 			if (rc != LKC_ERR_IO || failed_sleep++ > 0) {
 				lkc_err ignored;
 				lkc_rs_answer ans;
@@ -1910,6 +2082,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 		if (why == 'y') {
 			/* Handed to us by whoever freed it: the reply is the acquisition, with its fencing token. */
 			hold->fence = req->want == 'w' ? fence : -1;
+			hold->granted_ns = lkc_rs_granted_at(&last, at);
 			return LKC_OK;
 		}
 		/* We watch a hand-off: if it is not picked up within the grace, our next step breaks it. */
@@ -1968,22 +2141,25 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
  */
 static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
 {
-	static const char *names[5] = { "MULTI", "SET", "INCR", "EXISTS", "EXEC" };
+	static const char *names[6] = { "MULTI", "SET", "INCR", "PEXPIRE", "EXISTS", "EXEC" };
 	/* The fencing counter and the hand-off records, in one allocation: this is every single attempt's path. */
 	size_t sub_len = req->key_len + 2;
 	char *keys = malloc(2 * (sub_len + 1));
 	char *counter = keys, *handed = keys != NULL ? keys + sub_len + 1 : NULL;
 	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
+	char keep[24];
 	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
+	const char *expire[3] = { "PEXPIRE", counter, keep };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
 	size_t set_len[6] = { 3, req->key_len, req->owner_len, 2, 2, strlen(req->ttl) };
-	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len };
-	lkc_rs_cmd cmds[5] = {
+	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len }, expire_len[3] = { 7, sub_len, 0 };
+	lkc_rs_cmd cmds[6] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
-		{ 2, exists, exists_len }, { 1, exec, exec_len },
+		{ 3, expire, expire_len }, { 2, exists, exists_len }, { 1, exec, exec_len },
 	};
-	redisReply *replies[5], *outcome;
+	redisReply *replies[6], *outcome;
+	long long ttl = req->ttl[0] != '\0' ? strtoll(req->ttl, NULL, 10) : 0;
 	lkc_rs_op op;
 	lkc_rc rc;
 	int stale = 0;
@@ -1995,11 +2171,15 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	memcpy(counter + req->key_len, ":f", 3);
 	memcpy(handed, req->key, req->key_len);
 	memcpy(handed + req->key_len, ":h", 3);
+	/* The counter's life, as the scripts' bump() gives it. */
+	snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
+		? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
+	expire_len[2] = strlen(keep);
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long state;
 
-		rc = lkc_rs_send(s, &op, cmds, 5, replies, err);
+		rc = lkc_rs_send(s, &op, cmds, 6, replies, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -2022,31 +2202,31 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
 	}
 	free(keys);
-	outcome = replies[4];
+	outcome = replies[5];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
-	for (int i = 0; i < 5 && rc == LKC_OK; i++) {
+	for (int i = 0; i < 6 && rc == LKC_OK; i++) {
 		if (replies[i]->type == REDIS_REPLY_ERROR) {
 			rc = lkc_rs_refused(s, names[i], replies[i], err);
 		}
 	}
-	for (int i = 1; i < 4 && rc == LKC_OK; i++) {
+	for (int i = 1; i < 5 && rc == LKC_OK; i++) {
 		if (!lkc_rs_is_status(replies[i], "QUEUED")) {
 			rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
 		}
 	}
-	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 3
-		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[2]->type != REDIS_REPLY_INTEGER)) {
+	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 4
+		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[3]->type != REDIS_REPLY_INTEGER)) {
 		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
 	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
 		hold->fence = outcome->element[1]->integer;
 	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
 		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
-		stale = outcome->element[2]->integer > 0;
+		stale = outcome->element[3]->integer > 0;
 	} else if (rc == LKC_OK) {
 		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
 	}
-	lkc_rs_free_replies(replies, 5);
+	lkc_rs_free_replies(replies, 6);
 	if (stale) {
 		lkc_rs_answer ans;
 
@@ -2074,11 +2254,6 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 }
 
 /*
- * Takes the hold in mode, or converts the one we have (promotion, demotion):
- * one step of the acquire script, then, when busy and allowed to wait, the
- * queue.
- */
-/*
  * The lock key holds the writer's owner or "shared" for readers: an owner of
  * that name would pass for the readers (and they for it). LKC_OK when the
  * hold's owner can be used here.
@@ -2091,7 +2266,12 @@ static lkc_rc lkc_rs_owner_usable(const lkc_hold *hold, lkc_err *err)
 	return LKC_OK;
 }
 
-static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+/*
+ * Takes the hold in mode, or converts the one we have (promotion, demotion):
+ * one step of the acquire script, then, when busy and allowed to wait, the
+ * queue.
+ */
+static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -2121,7 +2301,7 @@ static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		if (ans.outcome == LKC_RS_TAKEN) {
 			hold->fence = ans.fence;
 		} else if (ans.outcome == LKC_RS_QUEUED) {
-			rc = lkc_rs_wait(s, hold, &req, ans.bound, wait_ms, err);
+			rc = lkc_rs_wait(s, hold, &req, &ans, wait_ms, err);
 		} else {
 			rc = lkc_rs_busy(s, ans.outcome, err);
 		}
@@ -2153,7 +2333,7 @@ static void lkc_rs_drop_if_closed(lkc_rs_store *s)
 }
 
 /* Gives up our hold, write or read, and hands the resource to the waiters (or keeps it blocked delay_ms more). */
-static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char delay[24];
@@ -2215,7 +2395,7 @@ static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
  * The settle op: a release within LKC_RS_SETTLE_MS at most, so that dropping
  * a lock whose acquire met a dead server does not wait a second timeout.
  */
-static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
+static void lkc_rs_settle_io(lkc_store *store, lkc_hold *hold)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	int64_t timeout_ms = s->cfg.timeout_ms;
@@ -2224,12 +2404,12 @@ static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
 	if (timeout_ms > LKC_RS_SETTLE_MS) {
 		s->cfg.timeout_ms = LKC_RS_SETTLE_MS;
 	}
-	lkc_rs_release(store, hold, 0, &ignored);
+	lkc_rs_release_io(store, hold, 0, &ignored);
 	s->cfg.timeout_ms = timeout_ms;
 }
 
 /* Gives our hold, write or read, a new TTL (or none) if it is still ours. */
-static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	char ttl[24] = "";
@@ -2263,7 +2443,7 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 }
 
 /* Whether our hold, write or read, is still ours. */
-static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+static lkc_rc lkc_rs_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2299,7 +2479,7 @@ static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
  * then, unless it is a hold handed over to a waiter that died, which only the
  * check script can tell (and breaks); it runs only while a hand-off is on record.
  */
-static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+static lkc_rc lkc_rs_is_locked_io(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2352,7 +2532,7 @@ static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t le
  * waiters. Sent again after an ambiguous failure: at worst that breaks the
  * waiter the first run handed the resource to, as forcing is meant to.
  */
-static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+static lkc_rc lkc_rs_force_release_io(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	const char *args[1] = { s->cfg.fair ? "1" : "0" };
@@ -2372,7 +2552,7 @@ static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_
 }
 
 /* The fencing token of a write hold whose acquisition did not bring it (a restored hold, an ambiguous reply). */
-static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+static lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 	size_t key_len;
@@ -2398,23 +2578,199 @@ static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 	(void) hold;
 }
 
-/* Frees the store; a healthy connection of a persistent store goes back to the pool. */
+/* Lets go of the store's connection: pooled when it is persistent, healthy and idle, else closed. */
+static void lkc_rs_let_go(lkc_rs_store *s)
+{
+	if (s->ctx != NULL && s->cfg.persistent && s->ctx_pid == lkc_pid() && !s->busy && s->ctx->err == 0) {
+		lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
+		s->ctx = NULL;
+	}
+	lkc_rs_discard(s);
+}
+
+/*
+ * Starts a store call. User code runs inside our I/O (a signal handler that
+ * the host runs while we wait), and it may call the same store: when the
+ * connection is mid-exchange, it is parked for the outer call, and this one
+ * takes a connection of its own (lkc_rs_leave puts things back). Parked
+ * connections of calls that never came back (a bailout) are closed with the
+ * store.
+ */
+static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
+{
+	f->parked = 0;
+	f->interrupted = s->interrupted;
+	f->abortable = s->abortable;
+	if (s->ctx != NULL && s->busy) {
+		if (s->nparked >= LKC_RS_NEST_MAX) {
+			return lkc_rs_fail(s, err, LKC_ERR_STATE, "store calls nested %d deep inside its own I/O", LKC_RS_NEST_MAX);
+		}
+		s->parked[s->nparked++] = s->ctx;
+		f->parked = 1;
+		f->ctx_pid = s->ctx_pid;
+		s->ctx = NULL;
+		s->busy = 0;
+		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
+		if (s->spare != NULL && s->spare_pid == lkc_pid() && !lkc_rs_readable(s->spare)) {
+			s->ctx = s->spare;
+			s->ctx_pid = s->spare_pid;
+		} else if (s->spare != NULL) {
+			lkc_rs_close(s->spare);
+		}
+		s->spare = NULL;
+	}
+	s->interrupted = 0;
+	s->abortable = 0;
+	return LKC_OK;
+}
+
+/* Ends a store call begun by lkc_rs_enter: the outer call gets its connection back. */
+static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
+{
+	if (f->parked) {
+		if (s->ctx != NULL && s->spare == NULL && !s->busy && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
+			s->spare = s->ctx;
+			s->spare_pid = s->ctx_pid;
+			s->ctx = NULL;
+		}
+		lkc_rs_let_go(s);
+		s->ctx = s->parked[--s->nparked];
+		s->ctx_pid = f->ctx_pid;
+		s->busy = 1;
+	}
+	s->interrupted = f->interrupted;
+	s->abortable = f->abortable;
+}
+
+/* Frees the store; a healthy, idle connection of a persistent store goes back to the pool. */
 static void lkc_rs_destroy(lkc_store *store)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
 
-	if (s->ctx != NULL) {
-		if (s->cfg.persistent && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
-			lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
-			s->ctx = NULL;
-		} else {
-			lkc_rs_discard(s);
-		}
+	lkc_rs_let_go(s);
+	if (s->spare != NULL) {
+		s->ctx = s->spare;
+		s->ctx_pid = s->spare_pid;
+		s->spare = NULL;
+		lkc_rs_let_go(s);
+	}
+	while (s->nparked > 0) {
+		lkc_rs_close(s->parked[--s->nparked]);
 	}
 	lkc_redis_config_free(&s->cfg);
 	free(s->endpoint);
 	free(s->pool_key);
 	free(s);
+}
+
+/*
+ * The store's operations: each runs its I/O between lkc_rs_enter and
+ * lkc_rs_leave, so that a call made by user code inside another call's I/O
+ * never touches that call's connection.
+ */
+#define LKC_RS_ENTER(s, f, err) \
+	do { \
+		lkc_rc enter_rc_ = lkc_rs_enter((s), (f), (err)); \
+		if (enter_rc_ != LKC_OK) { \
+			return enter_rc_; \
+		} \
+	} while (0)
+
+static lkc_rc lkc_rs_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_acquire_io(store, hold, mode, ttl_ms, wait_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_release_io(store, hold, delay_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_refresh_io(store, hold, ttl_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_check_io(store, hold, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_is_locked_io(store, resource, len, locked, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_force_release_io(store, resource, len, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_fence_io(store, hold, fence, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
+static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_err ignored;
+
+	if (lkc_rs_enter(s, &f, &ignored) == LKC_OK) {
+		lkc_rs_settle_io(store, hold);
+		lkc_rs_leave(s, &f);
+	}
 }
 
 static const lkc_store_ops lkc_rs_ops = {
