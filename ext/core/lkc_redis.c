@@ -25,6 +25,10 @@
  *                   live as long as the hold handed over (see outlive)
  *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
  *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
+ *   P{R}:fw         the watchers: a SET of the tokens of waitUntilFree()
+ *                   callers, each asleep on its own wake list; whoever leaves
+ *                   the resource free (no lock key, nobody queued) pushes "f"
+ *                   to each and deletes the set
  * Scripts get the lock key alone and derive the others from it, which keeps
  * requests short; all of them share its slot.
  *
@@ -171,6 +175,27 @@
 #define LKC_RS_SLACK 500
 /* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
 #define LKC_RS_WAKE_TTL 10000
+
+/*
+ * The scripts that can leave a resource free (release, force release, a step
+ * of a waiter) run as a function, so that whatever way they end, the
+ * watchers are woken after it when the resource is free: no lock key and
+ * nobody queued. One EXISTS when nobody watches.
+ */
+#define LKC_RS_LUA_RUN "local function run()\n"
+#define LKC_RS_LUA_THEN_WAKE_WATCHERS \
+	"end\n" \
+	"local r = run()\n" \
+	"local fw = KEYS[1] .. ':fw'\n" \
+	"if redis.call('EXISTS', fw) == 1 and redis.call('EXISTS', KEYS[1], KEYS[1] .. ':q') == 0 then\n" \
+	"\tfor _, t in ipairs(redis.call('SMEMBERS', fw)) do\n" \
+	"\t\tlocal w = KEYS[1] .. ':w:' .. t\n" \
+	"\t\tredis.call('RPUSH', w, 'f')\n" \
+	"\t\tredis.call('PEXPIRE', w, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
+	"\tend\n" \
+	"\tredis.call('DEL', fw)\n" \
+	"end\n" \
+	"return r\n"
 /*
  * How long the fencing counter outlives the last exclusive take (ms): an hour,
  * or LKC_RS_FENCE_TTLS times the hold's TTL when that is shorter. A counter
@@ -465,7 +490,7 @@
  * step twice is harmless (a write hold taken twice only burns a fencing
  * token), so an ambiguous failure is settled by sending it again.
  */
-static const char lkc_rs_acquire_lua[] =
+static const char lkc_rs_acquire_lua[] = LKC_RS_LUA_RUN
 	"local lock, me, ttl = KEYS[1], ARGV[1], ARGV[2]\n"
 	"local want, how = string.sub(ARGV[3], 1, 1), string.sub(ARGV[3], 2, 2)\n"
 	/*
@@ -646,7 +671,8 @@ static const char lkc_rs_acquire_lua[] =
 	"local c = cooldown(now)\n"
 	"if c > 0 and (left < 0 or c - now < left) then left = c - now end\n"
 	"if bound and (left < 0 or bound < left) then left = bound end\n"
-	"return {-3, left, now}\n";
+	"return {-3, left, now}\n"
+	LKC_RS_LUA_THEN_WAKE_WATCHERS;
 
 /*
  * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to give up now;
@@ -657,7 +683,7 @@ static const char lkc_rs_acquire_lua[] =
  * even we take it again meanwhile) and wakes the head, so it sleeps until the
  * new end rather than its old bound.
  */
-static const char lkc_rs_release_lua[] =
+static const char lkc_rs_release_lua[] = LKC_RS_LUA_RUN
 	/* Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define. */
 	"local lock, me, delay = KEYS[1], ARGV[1], ARGV[2]\n"
 	"local v = redis.call('GET', lock)\n"
@@ -737,7 +763,8 @@ static const char lkc_rs_release_lua[] =
 	"if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end\n"
 	"sync(now)\n"
 	"settle(fair)\n"
-	"return 0\n";
+	"return 0\n"
+	LKC_RS_LUA_THEN_WAKE_WATCHERS;
 
 /*
  * As the release script, with ARGV[2] the new TTL in ms, or "" for none.
@@ -817,7 +844,7 @@ static const char lkc_rs_fence_lua[] = LKC_RS_LUA_CORE
  * hold), and hands the resource to the waiters; the fencing counter stays.
  * Returns how many holds went.
  */
-static const char lkc_rs_force_lua[] = LKC_RS_LUA_CORE
+static const char lkc_rs_force_lua[] = LKC_RS_LUA_RUN LKC_RS_LUA_CORE
 	LKC_RS_LUA_QUEUE
 	"local now, n = now_ms(), 0\n"
 	"local v = redis.call('GET', lock)\n"
@@ -833,7 +860,28 @@ static const char lkc_rs_force_lua[] = LKC_RS_LUA_CORE
 	"n = n + live_readers(now)\n"
 	"redis.call('DEL', lock, hd, rd)\n"
 	"settle(ARGV[1])\n"
-	"return n\n";
+	"return n\n"
+	LKC_RS_LUA_THEN_WAKE_WATCHERS;
+
+/*
+ * The step of a waitUntilFree() caller. ARGV[1] its token, ARGV[2] how long
+ * its entry lives (ms), ARGV[3] "w" to watch, "l" to leave. Returns -1 when
+ * the resource is free (no lock key, nobody queued: the caller is not
+ * registered then), else {the lock key's PTTL (-1 none, -2 gone), 1 when a
+ * hand-off is on record} with the caller registered in P{R}:fw; 0 after "l".
+ */
+static const char lkc_rs_watch_lua[] =
+	"local lock, me = KEYS[1], ARGV[1]\n"
+	"local fw, w = lock .. ':fw', lock .. ':w:' .. me\n"
+	"if ARGV[3] == 'l' or redis.call('EXISTS', lock, lock .. ':q') == 0 then\n"
+	"\tredis.call('SREM', fw, me)\n"
+	"\tredis.call('DEL', w)\n"
+	"\tif ARGV[3] == 'l' then return 0 end\n"
+	"\treturn -1\n"
+	"end\n"
+	"redis.call('SADD', fw, me)\n"
+	"if redis.call('PTTL', fw) < tonumber(ARGV[2]) then redis.call('PEXPIRE', fw, ARGV[2]) end\n"
+	"return {redis.call('PTTL', lock), redis.call('EXISTS', lock .. ':h')}\n";
 
 /* A script and the SHA-1 Redis names it by in its cache. */
 typedef struct {
@@ -842,7 +890,7 @@ typedef struct {
 	char sha[41];
 } lkc_rs_lua;
 
-enum { LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_NSCRIPTS };
+enum { LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_WATCH, LKC_RS_NSCRIPTS };
 
 static lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
 	[LKC_RS_ACQUIRE] = { "acquire", lkc_rs_acquire_lua, "" },
@@ -851,6 +899,7 @@ static lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
 	[LKC_RS_CHECK] = { "check", lkc_rs_check_lua, "" },
 	[LKC_RS_FENCE] = { "fencing token", lkc_rs_fence_lua, "" },
 	[LKC_RS_FORCE] = { "force release", lkc_rs_force_lua, "" },
+	[LKC_RS_WATCH] = { "wait until free", lkc_rs_watch_lua, "" },
 };
 static pthread_once_t lkc_rs_scripts_once = PTHREAD_ONCE_INIT;
 
@@ -2571,6 +2620,131 @@ static lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, 
 	return rc;
 }
 
+/*
+ * One step of a waitUntilFree() caller (how: 'w' watch, 'l' leave): *free is
+ * set when nobody holds the resource nor waits for it, else the caller is
+ * registered as a watcher and *bound is how long it may sleep before it looks
+ * again, *handed whether a hand-off is on record.
+ */
+static lkc_rc lkc_rs_watch_step(lkc_rs_store *s, const lkc_rs_req *req, char how, int *free_now, int64_t *bound,
+	int *handed, lkc_err *err)
+{
+	const char flag[2] = { how, '\0' };
+	const char *args[3] = { req->owner, req->stay, flag };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		/* Registering or leaving twice ends as doing it once: a step that may have run is sent again. */
+		rc = lkc_rs_eval(s, &op, LKC_RS_WATCH, req->key, req->key_len, args, NULL, 3, &reply, err);
+		if (!lkc_rs_may_recover(&op, rc)) {
+			break;
+		}
+		op.recovered = 1;
+	}
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	*free_now = 0;
+	*bound = -1;
+	*handed = 0;
+	if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == -1 || reply->integer == 0)) {
+		*free_now = reply->integer == -1;
+	} else if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 && reply->element[0]->type == REDIS_REPLY_INTEGER
+		&& reply->element[1]->type == REDIS_REPLY_INTEGER) {
+		*bound = reply->element[0]->integer;
+		*handed = reply->element[1]->integer == 1;
+	} else {
+		rc = lkc_rs_unexpected(s, lkc_rs_scripts[LKC_RS_WATCH].name, reply, err);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
+/*
+ * Waits until nobody holds the resource and nobody is queued for it, taking
+ * nothing: the caller registers as a watcher and sleeps in BLPOP on a wake
+ * list of its own, which whoever leaves the resource free pushes to; every
+ * sleep is bounded by the lock key's PTTL (a holder that dies) and
+ * LKC_RS_WAIT_CAP. A hand-off on record is looked at with isLocked()'s check
+ * once its grace is over, which breaks a hold handed to a waiter that died.
+ */
+static lkc_rc lkc_rs_wait_free_io(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	uint64_t deadline = wait_ms > 0 ? lkc_rs_deadline(wait_ms) : 0;
+	lkc_hold watcher;
+	lkc_rs_req req;
+	lkc_rc rc;
+	int watching = 0;
+
+	memset(&watcher, 0, sizeof(watcher));
+	watcher.resource = (char *) resource;
+	watcher.resource_len = len;
+	if (lkc_token_new(watcher.owner, err) != LKC_OK) {
+		return err->code;
+	}
+	watcher.owner_len = LKC_TOKEN_LEN;
+	if (wait_ms == 0) {
+		int locked = 0;
+
+		/* One look, as isLocked() takes it (which sees through a dead waiter's hand-off). */
+		rc = lkc_rs_is_locked_io(store, resource, len, &locked, err);
+		return rc == LKC_OK && locked ? lkc_rs_fail(s, err, LKC_BUSY, "the resource is held") : rc;
+	}
+	if (lkc_rs_req_init(s, &req, &watcher, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 1) != 0) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	for (;;) {
+		int64_t bound, left, nap, fence, at;
+		int free_now, handed, locked;
+		char why;
+
+		if (s->interrupted || lkc_interrupted()) {
+			rc = lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the resource to be free was interrupted");
+			break;
+		}
+		rc = lkc_rs_watch_step(s, &req, 'w', &free_now, &bound, &handed, err);
+		if (rc != LKC_OK || free_now) {
+			watching = 0;
+			break;
+		}
+		watching = 1;
+		left = wait_ms < 0 ? INT64_MAX : lkc_ms_left(deadline);
+		if (left == 0) {
+			rc = lkc_rs_fail(s, err, LKC_BUSY, "the resource was still held when the wait ended");
+			break;
+		}
+		/* One millisecond past what holds it, or the grace of a hand-off on record, it is worth a look. */
+		nap = handed ? LKC_RS_GRACE + 1 : bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
+		nap = nap < left ? nap : left;
+		rc = lkc_rs_sleep(s, &req, nap == LKC_RS_WAIT_CAP && nap < left ? nap - LKC_RS_REDIS_TICK : nap, nap,
+			&why, &fence, &at, err);
+		if (rc != LKC_OK && rc != LKC_ERR_IO) {
+			break;
+		}
+		if (handed && why == 0) {
+			/* The grace is over: isLocked()'s check breaks a hold handed to a waiter that died. */
+			rc = lkc_rs_is_locked_io(store, resource, len, &locked, err);
+			if (rc != LKC_OK) {
+				break;
+			}
+		}
+	}
+	if (watching) {
+		int free_now, handed;
+		int64_t bound;
+		lkc_err ignored;
+
+		/* Leaving is best effort: an entry left behind only costs a push into a list that expires. */
+		lkc_rs_watch_step(s, &req, 'l', &free_now, &bound, &handed, &ignored);
+	}
+	lkc_rs_req_free(&req);
+	return rc;
+}
+
 /* Forgets an inherited hold: nothing is sent, the parent keeps its key. */
 static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 {
@@ -2761,6 +2935,18 @@ static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 	return rc;
 }
 
+static lkc_rc lkc_rs_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_wait_free_io(store, resource, len, wait_ms, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
 static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -2786,6 +2972,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.destroy = lkc_rs_destroy,
 	.fence = lkc_rs_fence,
 	.settle = lkc_rs_settle,
+	.wait_free = lkc_rs_wait_free,
 };
 
 /* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */

@@ -6,11 +6,12 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['semaphore'] as $kind) {
+foreach (['semaphore', 'redis'] as $kind) {
     echo "-- $kind\n";
     $dir = $kind === 'flock' ? lock_test_tmpdir('flock') : null;
-    $store = lock_test_store($kind, $dir);
-    $code = lock_test_store_code($kind, $dir);
+    $prefix = lock_test_prefix();
+    $store = lock_test_store($kind, $dir, $prefix);
+    $code = lock_test_store_code($kind, $dir, $prefix);
     $resource = lock_test_resource('free');
 
     var_dump($store->waitUntilFree($resource), $store->waitUntilFree($resource, 0.0));
@@ -70,3 +71,17 @@ ValueError: Lock\Store\SemaphoreStore::waitUntilFree(): Argument #1 ($resource) 
 ValueError: Lock\Store\SemaphoreStore::waitUntilFree(): Argument #2 ($timeout) must %s
 ValueError: Lock\Store\SemaphoreStore::waitUntilFree(): Argument #2 ($timeout) must %s
 ValueError: Lock\Store\SemaphoreStore::waitUntilFree(): Argument #2 ($timeout) must %s
+-- redis
+bool(true)
+bool(true)
+write hold: true, locked after: false
+read hold: true, locked after: false
+timeout: false, the holder still holds: true
+behind a waiter: true, locked after: false
+the waiter: bool(true) done
+bool(true)
+errors:
+ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #1 ($resource) must %s
+ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
+ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
+ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
