@@ -288,8 +288,12 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
 		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
 	}
-	/* The expiry counts from before the request (or the store's grant), so our view never outlives the server's. */
-	start = lkc_now_ns();
+	/*
+	 * The expiry counts from before the request (or the store's grant), so our view
+	 * never outlives the server's. Holds that do not expire need no clock: that
+	 * read is a measurable part of a semaphore cycle.
+	 */
+	start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
 	hold->granted_ns = 0;
@@ -350,7 +354,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	if (lkc_hold_foreign(hold)) {
 		return refuse_foreign(err);
 	}
-	start = lkc_now_ns();
+	start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
 	rc = store->ops->refresh(store, hold, ttl_ms, err);
 	if (rc == LKC_OK) {
 		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
