@@ -34,6 +34,13 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
     private readonly bool $processBound;
 
     /**
+     * The extension's Lock whose hold the last take() on this store has just taken (expiring
+     * stores whose holds outlive the process only): the putOffExpiration() Symfony's Lock makes
+     * right after a save can find that hold already lasting as long as asked, and skip the round trip.
+     */
+    private ?Lock $justTaken = null;
+
+    /**
      * @param float $initialTtl seconds a hold lasts before Symfony's Lock refreshes it to its own TTL
      *                          (expiring stores only), as for Symfony's own RedisStore
      */
@@ -73,6 +80,13 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
             return;
         }
         $lock = $this->lockOf($key);
+        if ($lock !== null && $this->justTaken === $lock) {
+            $this->justTaken = null;
+            if ($this->lastsAsAsked($key, $lock, $ttl)) {
+                return;
+            }
+        }
+        $this->justTaken = null;
         $key->reduceLifetime($ttl);
         if ($lock === null) {
             throw new LockConflictedException(sprintf('The "%s" lock is not held by this key.', $key));
@@ -92,6 +106,7 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
 
     public function delete(Key $key): void
     {
+        $this->justTaken = null;
         $lock = $this->lockOf($key);
         if ($lock === null) {
             return;
@@ -121,6 +136,7 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
     /** Takes (or refreshes, or converts) this Key's hold; LockConflictedException when it is someone else's. */
     private function take(Key $key, bool $read, bool $blocking): void
     {
+        $this->justTaken = null;
         $lock = $this->lockOf($key, true);
         // The hold's TTL starts when it is taken; a wait does not eat into it.
         if ($this->expiring && !$blocking) {
@@ -142,8 +158,31 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         if ($this->processBound) {
             // The OS ties the hold to this process: another process could not adopt it.
             $key->markUnserializable();
+        } elseif ($this->expiring) {
+            // Not on process-bound stores: keeping their Lock here would keep its hold past the Key.
+            $this->justTaken = $lock;
         }
         $this->checkNotExpired($key);
+    }
+
+    /**
+     * Whether the hold just taken already lasts $ttl from now, give or take 1/1000 of $ttl (the
+     * save's round trip and Symfony's own steps in between), so that putting its expiration off
+     * would change nothing that matters to the server or anyone else: then the Key's lifetime
+     * becomes what the extension knows is left of the hold (counted from before the request that
+     * took it, so never beyond the server's expiry), and no round trip is made. A hold lost
+     * meanwhile goes unnoticed only as one lost just after a refresh would.
+     */
+    private function lastsAsAsked(Key $key, Lock $lock, float $ttl): bool
+    {
+        $left = $lock->getRemainingLifetime();
+        if ($left === null || abs($left - $ttl) > $ttl / 1000) {
+            return false;
+        }
+        $key->reduceLifetime(min($left, $ttl));
+        $this->checkNotExpired($key);
+
+        return true;
     }
 
     /**

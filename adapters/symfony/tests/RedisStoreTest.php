@@ -6,6 +6,7 @@ namespace Lock\Adapter\Symfony\Tests;
 
 use Lock\Adapter\Symfony\ExtensionStore;
 use Lock\Adapter\Symfony\Tests\Support\Child;
+use Lock\Adapter\Symfony\Tests\Support\RedisProbe;
 use Lock\Store\RedisStore;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockAcquiringException;
@@ -14,6 +15,7 @@ use Symfony\Component\Lock\Exception\LockExpiredException;
 use Symfony\Component\Lock\Exception\LockStorageException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\Lock;
+use Symfony\Component\Lock\LockFactory;
 
 /** Redis: TTLs on the Key, expiry, Keys restored in another process, failures of the server. */
 final class RedisStoreTest extends StoreTestCase
@@ -76,6 +78,106 @@ final class RedisStoreTest extends StoreTestCase
         $key->reduceLifetime(0);
         try {
             $this->store->putOffExpiration($key, 10.0);
+            self::fail('put off the expiration of a Key whose lifetime was over');
+        } catch (LockExpiredException) {
+        }
+        self::assertFalse($this->native->isLocked($this->resource));
+    }
+
+    public function testRefreshRightAfterTheSaveStaysLocalWhenTheHoldLastsAsAsked(): void
+    {
+        $probe = new RedisProbe();
+        // A TTL other than the store's initial one goes to the server, shorter or longer.
+        foreach ([30.0 => [25_000, 30_000], 600.0 => [590_000, 600_000]] as $ttl => [$min, $max]) {
+            $refreshes = $probe->calls('pexpire');
+            $lock = $this->factory->createLock($this->resource, (float) $ttl);
+            self::assertTrue($lock->acquire());
+            self::assertGreaterThan($refreshes, $probe->calls('pexpire'), "a $ttl s TTL is put on the server");
+            $pttl = $probe->command('PTTL', RedisProbe::key($this->resource));
+            self::assertGreaterThan($min, $pttl);
+            self::assertLessThanOrEqual($max, $pttl);
+            $lock->release();
+        }
+
+        // The store's initial TTL (300 s, as the Lock's): the save's hold already lasts that long.
+        $refreshes = $probe->calls('pexpire');
+        $lock = $this->factory->createLock($this->resource);
+        $start = hrtime(true);
+        self::assertTrue($lock->acquire());
+        if (hrtime(true) - $start < 250_000_000) {
+            // Within 1/1000 of the TTL (300 ms) of the save, as the store allows.
+            self::assertSame($refreshes, $probe->calls('pexpire'), 'no refresh is sent right after the save');
+        }
+        $start = hrtime(true);
+        $left = $lock->getRemainingLifetime();
+        $pttl = $probe->command('PTTL', RedisProbe::key($this->resource));
+        $serverLeft = ($pttl + 1) / 1000 + (hrtime(true) - $start) / 1e9;
+        self::assertGreaterThan(299.0, $left);
+        self::assertLessThanOrEqual($serverLeft, $left, 'the Key never outlives the hold on the server');
+
+        // Any later refresh goes to the server: it is how Symfony finds a hold lost.
+        $lock->refresh();
+        self::assertGreaterThan($refreshes, $probe->calls('pexpire'));
+        $lock->release();
+    }
+
+    public function testPutOffExpirationLongAfterTheSaveGoesToTheServer(): void
+    {
+        $probe = new RedisProbe();
+        $key = new Key($this->resource);
+        $this->store->save($key);
+        // Longer than the 1/1000 of the TTL (300 ms) the store lets a refresh right after the save stay local.
+        usleep(400_000);
+        $refreshes = $probe->calls('pexpire');
+        $this->store->putOffExpiration($key, 300.0);
+        self::assertGreaterThan($refreshes, $probe->calls('pexpire'), 'the hold is put off from now, not from the save');
+        $start = hrtime(true);
+        $left = $key->getRemainingLifetime();
+        $pttl = $probe->command('PTTL', RedisProbe::key($this->resource));
+        self::assertLessThanOrEqual(($pttl + 1) / 1000 + (hrtime(true) - $start) / 1e9, $left);
+        $this->store->delete($key);
+        self::assertFalse($this->native->isLocked($this->resource));
+    }
+
+    public function testHoldLostRightAfterTheAcquireIsSeenByTheNextRefresh(): void
+    {
+        $lock = $this->factory->createLock($this->resource);
+        self::assertTrue($lock->acquire());
+        $this->native->forceRelease($this->resource);
+        self::assertFalse($lock->isAcquired());
+        try {
+            $lock->refresh();
+            self::fail('refreshed a hold that was broken');
+        } catch (LockConflictedException) {
+        }
+        $other = $this->factory->createLock($this->resource);
+        self::assertTrue($other->acquire());
+        $lock->release();
+        self::assertTrue($other->isAcquired(), 'releasing the lost hold leaves the new holder alone');
+        $other->release();
+    }
+
+    public function testHoldWhoseRefreshStayedLocalStillExpires(): void
+    {
+        $store = new ExtensionStore($this->native, 0.3);
+        $lock = (new LockFactory($store))->createLock($this->resource, 0.3);
+        self::assertTrue($lock->acquire());
+        self::assertLessThanOrEqual(0.3, $lock->getRemainingLifetime());
+        usleep(500_000);
+        self::assertTrue($lock->isExpired());
+        self::assertFalse($lock->isAcquired());
+        $other = $this->factory->createLock($this->resource);
+        self::assertTrue($other->acquire(), 'the hold ran out on the server as the Key said');
+        $other->release();
+    }
+
+    public function testPutOffExpirationRightAfterTheSaveOfAKeyOutOfLifetimeThrows(): void
+    {
+        $key = new Key($this->resource);
+        $this->store->save($key);
+        $key->reduceLifetime(0);
+        try {
+            $this->store->putOffExpiration($key, 300.0);
             self::fail('put off the expiration of a Key whose lifetime was over');
         } catch (LockExpiredException) {
         }
