@@ -3,8 +3,9 @@
 #
 #   adapters/test.sh [adapter ...]      (default: every adapters/*/ with tests)
 #
-# For each adapter and each framework version listed in <adapter>/tests/versions (one a line;
-# none: one run), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
+# For each adapter and each framework version listed in <adapter>/tests/versions (one a line,
+# optionally followed by the PHPUnit groups of tests for what that version does not have, which
+# are left out for it; none: one run), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
 # installed with Composer into adapters/.vendor/<adapter>-<version>/ (gitignored, reused while
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
 # instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
@@ -112,12 +113,16 @@ count() {
 }
 
 groups="--exclude-group needs-ext"
-[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups=""
+[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups="--exclude-group none"
 
 for adapter in $adapters; do
 	versions=default
-	[ -f "$here/$adapter/tests/versions" ] && versions=$(grep -v '^\s*\(#\|$\)' "$here/$adapter/tests/versions")
-	for version in $versions; do
+	[ -f "$here/$adapter/tests/versions" ] && versions=$(grep -v '^\s*\(#\|$\)' "$here/$adapter/tests/versions" | tr ' ' '|')
+	for line in $versions; do
+		# "VERSION" or "VERSION|GROUP,...": PHPUnit groups of tests for what that version does not have.
+		version=${line%%|*}
+		absent=""
+		[ "$line" != "$version" ] && absent=",${line#*|}"
 		name="$adapter-$version"
 		[ "$version" = default ] && name=$adapter
 		dir="$here/.vendor/$name"
@@ -133,7 +138,7 @@ for adapter in $adapters; do
 		else
 			# shellcheck disable=SC2086
 			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
-				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups >&2
+				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups$absent >&2
 		fi
 		count "$log"
 	done

@@ -236,6 +236,7 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($this->native()->isLocked($middleware->getLockKey($job)));
     }
 
+    #[\PHPUnit\Framework\Attributes\Group('since-12')]
     public function testFunnel(): void
     {
         $this->funnel();
@@ -271,9 +272,6 @@ abstract class LockTestCase extends TestCase
     /** Cache::funnel() (Laravel 12): owners of its own choosing (Str::random(20)) for its slots. */
     private function funnel(): void
     {
-        if (!method_exists(\Illuminate\Cache\Repository::class, 'funnel')) {
-            self::markTestSkipped('Cache::funnel() arrived in Laravel 12');
-        }
         $inner = null;
         $result = Cache::funnel($this->name)->limit(2)->releaseAfter(60)->block(0)->then(function () use (&$inner) {
             $inner = Cache::funnel($this->name)->limit(2)->releaseAfter(60)->block(0)->then(
