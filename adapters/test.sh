@@ -113,7 +113,7 @@ count() {
 }
 
 groups="--exclude-group needs-ext"
-[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups="--exclude-group none"
+[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups=""
 
 for adapter in $adapters; do
 	versions=default
@@ -122,7 +122,7 @@ for adapter in $adapters; do
 		# "VERSION" or "VERSION|GROUP,...": PHPUnit groups of tests for what that version does not have.
 		version=${line%%|*}
 		absent=""
-		[ "$line" != "$version" ] && absent=",${line#*|}"
+		[ "$line" != "$version" ] && absent=$(echo "${line#*|}" | tr '|' '\n' | sed 's/^/--exclude-group /' | tr '\n' ' ')
 		name="$adapter-$version"
 		[ "$version" = default ] && name=$adapter
 		dir="$here/.vendor/$name"
@@ -138,7 +138,7 @@ for adapter in $adapters; do
 		else
 			# shellcheck disable=SC2086
 			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
-				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups$absent >&2
+				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups $absent >&2
 		fi
 		count "$log"
 	done
