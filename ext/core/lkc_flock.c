@@ -30,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +72,93 @@ typedef enum {
 } lkc_flock_step;
 
 static const lkc_store_ops lkc_flock_ops;
+
+/*
+ * The lock files this process keeps open for its holds, by descriptor, with the
+ * inode each was opened on. A child forked while a lock file is open shares its
+ * open file description, and with it any flock() hold on it: the hold would
+ * outlive its holder for as long as the child lives. So the child lets go of
+ * every one of them right after the fork, without unlocking, as the description
+ * is its parent's too. An entry whose descriptor was closed elsewhere (a hold
+ * disposed of by the lock layer) is left behind; the inode check keeps the child
+ * from touching whatever reused the number.
+ */
+typedef struct {
+	dev_t dev;
+	ino_t ino;
+	int used;
+} lkc_flock_open_file;
+
+static lkc_flock_open_file *lkc_flock_files;
+static int lkc_flock_files_cap;
+static pthread_once_t lkc_flock_fork_once = PTHREAD_ONCE_INIT;
+
+/* In a forked child: points every inherited lock file descriptor at /dev/null, which closes the shared description. */
+static void lkc_flock_after_fork_child(void)
+{
+	int null = -1;
+
+	for (int fd = 0; fd < lkc_flock_files_cap; fd++) {
+		lkc_flock_open_file *f = &lkc_flock_files[fd];
+		struct stat st;
+
+		if (!f->used) {
+			continue;
+		}
+		f->used = 0;
+		if (fstat(fd, &st) != 0 || st.st_dev != f->dev || st.st_ino != f->ino) {
+			continue;
+		}
+		if (null < 0) {
+			null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		}
+		/*
+		 * The number stays taken (by /dev/null) until the inherited hold is abandoned
+		 * and closes it: closing it here would let another file reuse the number
+		 * under the hold's feet.
+		 */
+		if (null < 0 || dup3(null, fd, O_CLOEXEC) < 0) {
+			close(fd);
+		}
+	}
+	if (null >= 0) {
+		close(null);
+	}
+}
+
+static void lkc_flock_fork_init(void)
+{
+	pthread_atfork(NULL, NULL, lkc_flock_after_fork_child);
+}
+
+/* Records that fd, open on the inode st, is kept for a hold. */
+static void lkc_flock_track(int fd, const struct stat *st)
+{
+	if (fd >= lkc_flock_files_cap) {
+		int cap = fd < 32 ? 64 : fd * 2;
+		lkc_flock_open_file *files = realloc(lkc_flock_files, (size_t) cap * sizeof(*files));
+
+		if (files == NULL) {
+			/* Untracked, a forked child keeps the hold alive as it did before this registry. */
+			return;
+		}
+		memset(files + lkc_flock_files_cap, 0, (size_t) (cap - lkc_flock_files_cap) * sizeof(*files));
+		lkc_flock_files = files;
+		lkc_flock_files_cap = cap;
+	}
+	lkc_flock_files[fd].dev = st->st_dev;
+	lkc_flock_files[fd].ino = st->st_ino;
+	lkc_flock_files[fd].used = 1;
+}
+
+/* Forgets fd before it is closed. */
+static void lkc_flock_untrack(int fd)
+{
+	if (fd >= 0 && fd < lkc_flock_files_cap) {
+		lkc_flock_files[fd].used = 0;
+	}
+}
+
 
 /* Maps an errno of a file operation to a result code (never LKC_ERR_INVALID: these are runtime failures). */
 static lkc_rc lkc_flock_rc(int errnum)
@@ -244,6 +332,7 @@ lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err 
 		close(fd);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
 	}
+	pthread_once(&lkc_flock_fork_once, lkc_flock_fork_init);
 	s->base.ops = &lkc_flock_ops;
 	s->dirfd = fd;
 	s->mode = mode;
@@ -360,6 +449,7 @@ static void lkc_flock_unlock_close(int fd)
 	 * file description, and with it the lock, alive past our close().
 	 */
 	flock(fd, LOCK_UN);
+	lkc_flock_untrack(fd);
 	close(fd);
 }
 
@@ -797,6 +887,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		 * opened (the lock layer sets it on every acquire), so equal means no fork
 		 * since. The descriptor locks nothing, so a plain close.
 		 */
+		lkc_flock_untrack(hold->fd);
 		close(hold->fd);
 		hold->fd = -1;
 	}
@@ -847,6 +938,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		}
 		/* Kept also when the lock was busy: the next attempt needs no open(). */
 		hold->fd = fd;
+		lkc_flock_track(fd, &st);
 		return step == LKC_FLOCK_GOT ? LKC_OK : step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
 	}
 }
@@ -1080,6 +1172,7 @@ static void lkc_flock_abandon(lkc_store *store, lkc_hold *hold)
 		 * still uses. Closing even a descriptor kept without a hold gives a forked child
 		 * a description of its own on its next acquire.
 		 */
+		lkc_flock_untrack(hold->fd);
 		close(hold->fd);
 		hold->fd = -1;
 	}
