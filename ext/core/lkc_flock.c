@@ -945,17 +945,26 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 
 /*
  * Unlocks and keeps the lock file open for the next hold. A hold that force_release
- * broke is not looked for: its release only lets go of the orphaned file, and the
- * next acquire finds the file replaced and opens the new one.
+ * broke lets go of the orphaned file and answers LKC_EXPIRED or LKC_LOST; the
+ * next acquire opens the new file.
  */
 static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
+	int ours;
 
 	(void) delay_ms; /* The lock layer refuses delays for stores without expiry. */
-	(void) err;
 	if (hold->fd < 0) {
 		/* A failed conversion lost the hold. */
+		return lkc_flock_gone(s, hold->path);
+	}
+	/* A hold that force_release broke says so, as on the other stores. */
+	ours = lkc_flock_still_ours(s, hold, err);
+	if (ours < 0) {
+		return err->code;
+	}
+	if (!ours) {
+		lkc_flock_drop(hold);
 		return lkc_flock_gone(s, hold->path);
 	}
 	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
