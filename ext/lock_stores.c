@@ -149,16 +149,29 @@ static const php_lock_opt php_lock_local_options[] = {
 	{NULL, OPT_INT},
 };
 
+static const php_lock_opt php_lock_flock_options[] = {
+	{"mode", OPT_INT},
+	{"cache", OPT_INT},
+	{NULL, OPT_INT},
+};
+
 /* Opens a flock store on directory (NULL: the system temp dir) into obj; false when it threw. */
 static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, HashTable *options, uint32_t options_arg)
 {
+	zval *cache;
 	lkc_err err;
 	int mode;
 
-	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
+	if (options && !php_lock_options_check(options, php_lock_flock_options, options_arg)) {
 		return false;
 	}
 	if (!php_lock_mode_option(options, options_arg, &mode)) {
+		return false;
+	}
+	/* Idle lock files kept open, so that a repeated cycle on one name needs no open(). */
+	cache = php_lock_option(options, "cache");
+	if (cache != NULL && (Z_LVAL_P(cache) < 0 || Z_LVAL_P(cache) > 65536)) {
+		zend_argument_value_error(options_arg, "option \"cache\" must be between 0 and 65536");
 		return false;
 	}
 	if (directory == NULL || directory[0] == '\0') {
@@ -166,6 +179,12 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 	}
 	lkc_err_clear(&err);
 	if (lkc_flock_open(&obj->store, directory, mode, &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	if (cache != NULL && lkc_flock_set_cache(obj->store, (long) Z_LVAL_P(cache), &err) != LKC_OK) {
+		lkc_store_release(obj->store);
+		obj->store = NULL;
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}

@@ -194,6 +194,8 @@ void lkc_abandon(lkc_store *store, lkc_hold *hold);
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);
 /* The lock file name (no directory) for a resource; malloc'd. */
 char *lkc_flock_file_name(const char *resource, size_t len);
+/* Bounds the idle lock files the store keeps open (0 to 65536; 64 unless set); LKC_ERR_INVALID outside. */
+lkc_rc lkc_flock_set_cache(lkc_store *store, long cache, lkc_err *err);
 
 /* SysV semaphore store; sets are created with mode. */
 lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err);
