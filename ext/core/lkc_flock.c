@@ -151,14 +151,16 @@ static inline lkc_flock_file *lkc_flock_slot(int fd)
 	return &lkc_flock_files[fd];
 }
 
+/* A hash of a lock file name: its last 16 hex digits of SHA-256 are already uniform, so mixing them is enough. */
 static uint32_t lkc_flock_hash(const char *name)
 {
-	uint32_t h = 2166136261u;
+	size_t len = strlen(name);
+	uint64_t v = 0;
 
-	for (; *name; name++) {
-		h = (h ^ (unsigned char) *name) * 16777619u;
+	if (len >= 8 + sizeof(".lock") - 1) {
+		memcpy(&v, name + len - (sizeof(".lock") - 1) - 8, 8);
 	}
-	return h;
+	return (uint32_t) ((v * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
 }
 
 static void lkc_flock_unmap(lkc_flock_hdr *hdr)
@@ -1331,7 +1333,18 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 				return err->code;
 			}
 		}
-		step = lkc_flock_wait(s, hold->path, fd, op, yield, wait_ms, deadline_ns, err);
+		step = LKC_FLOCK_FAIL;
+		if (yield == LKC_FLOCK_TAKE) {
+			/* The uncontended case in one system call, without the wait's set-up. */
+			int r = flock(fd, op | LOCK_NB);
+
+			if (r == 0 || errno == EWOULDBLOCK) {
+				step = lkc_flock_dead(fd) ? LKC_FLOCK_STALE : r == 0 ? LKC_FLOCK_GOT : wait_ms == 0 ? LKC_FLOCK_BUSY : LKC_FLOCK_FAIL;
+			}
+		}
+		if (step == LKC_FLOCK_FAIL) {
+			step = lkc_flock_wait(s, hold->path, fd, op, yield, wait_ms, deadline_ns, err);
+		}
 		switch (step) {
 			case LKC_FLOCK_GOT:
 				hold->fd = fd;
