@@ -80,13 +80,32 @@
 /* How far a replaced file's counter jumps ahead, past tokens a broken holder may still take from the old file. */
 #define LKC_FLOCK_FENCE_MARGIN 1024
 
+/*
+ * Waiters queue in arrival order in the header's slots, each also marking byte
+ * LKC_FLOCK_QUEUE_BYTE + its slot with an OFD read lock, which the kernel drops
+ * when a killed waiter's file closes: a woken waiter lets older ones go first.
+ */
+#define LKC_FLOCK_QUEUE_SLOTS 32
+#define LKC_FLOCK_QUEUE_BYTE 16
+/* How long after the lock last moved a waiter lets older waiters go first: a stopped one then holds nobody back for long. */
+#define LKC_FLOCK_DEFER_MAX_NS (UINT64_C(100) * 1000000u)
+/* A slot this old is looked at: one whose waiter died (its mark gone) is freed. */
+#define LKC_FLOCK_SLOT_CHECK_NS (UINT64_C(10) * 1000000u)
+
+typedef struct {
+	uint64_t since_ns;  /* when its waiter began to wait (CLOCK_MONOTONIC is machine-wide), 0 when free */
+	uint32_t writer;    /* it waits for an exclusive hold */
+	uint32_t reserved;
+} lkc_flock_queue_slot;
+
 /* What every process that has a lock file open shares through its mapping. */
 typedef struct {
 	uint32_t magic;     /* LKC_FLOCK_MAGIC once the first exclusive holder set gen up */
 	uint32_t dead;      /* removed or replaced: a hold on this inode holds nothing */
 	int32_t waiters;    /* waiters that marked themselves; a killed one leaves it too high (costs a look) */
-	uint32_t reserved;
+	uint32_t releases;  /* releases so far (wraps): with gen, tells a queued waiter that the lock moves */
 	int64_t gen;        /* exclusive grants so far: the last fencing token handed out */
+	lkc_flock_queue_slot queue[LKC_FLOCK_QUEUE_SLOTS];
 } lkc_flock_hdr;
 
 typedef struct lkc_flock_store {
@@ -910,6 +929,46 @@ static void lkc_flock_drop(lkc_hold *hold)
 	lkc_flock_unlock_close(hold->fd);
 	hold->fd = -1;
 }
+/* Takes a queue slot for a waiter that began at since; the slot, or -1 when all are taken (it then queues nowhere). */
+static int lkc_flock_queue_join(lkc_flock_hdr *hdr, int fd, uint64_t since, int writer)
+{
+	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+		uint64_t expected = 0;
+
+		if (__atomic_compare_exchange_n(&hdr->queue[i].since_ns, &expected, since, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&hdr->queue[i].writer, (uint32_t) writer, __ATOMIC_RELEASE);
+			lkc_flock_mark(fd, F_RDLCK, LKC_FLOCK_QUEUE_BYTE + i, 1);
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void lkc_flock_queue_leave(lkc_flock_hdr *hdr, int fd, int slot)
+{
+	lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_QUEUE_BYTE + slot, 1);
+	__atomic_store_n(&hdr->queue[slot].since_ns, 0, __ATOMIC_RELEASE);
+}
+
+/* Whether an older waiter (for a reader: an older writer) still queues, so that we let it go first. */
+static int lkc_flock_queue_behind(lkc_flock_hdr *hdr, int fd, int mine, uint64_t since, int writer, uint64_t now)
+{
+	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+		uint64_t t = __atomic_load_n(&hdr->queue[i].since_ns, __ATOMIC_ACQUIRE);
+
+		if (i == mine || t == 0 || t >= since || (!writer && !__atomic_load_n(&hdr->queue[i].writer, __ATOMIC_ACQUIRE))) {
+			continue;
+		}
+		if (now - t > LKC_FLOCK_SLOT_CHECK_NS && !lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i)) {
+			/* Its waiter died without leaving: free the slot for the living. */
+			__atomic_compare_exchange_n(&hdr->queue[i].since_ns, &t, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+			continue;
+		}
+		return 1;
+	}
+	return 0;
+}
+
 /* Whether a shared attempt of lkc_flock_wait first looks for a waiting writer's mark. */
 typedef enum {
 	LKC_FLOCK_TAKE,       /* never (exclusive, or the mark does not matter) */
@@ -1030,6 +1089,13 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	int counted = 0;
 	int ino = -1, wd = -1, marked = 0, writer_marked = 0, fallback = 0;
 	int settle_ms = 0, slice_ms = 1;
+	/* Waits are served in arrival order (one attempt passes nobody; network file systems have no marks). */
+	int fair = !s->emulated && wait_ms != 0;
+	uint64_t since = fair ? lkc_now_ns() : 0;
+	uint64_t moved_ns = since;
+	uint32_t releases = __atomic_load_n(&hdr->releases, __ATOMIC_ACQUIRE);
+	int64_t gen = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
+	int slot = -1;
 
 	/* Network file systems have no marks to look for (and a look would see the emulated flock holds). */
 	if (s->emulated) {
@@ -1037,9 +1103,21 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	}
 	for (;;) {
 		struct pollfd pfd;
-		int timeout, n;
+		int timeout, n, defer = 0;
 
-		step = lkc_flock_try(s, name, fd, op, yield == LKC_FLOCK_YIELD, err);
+		if (fair) {
+			uint64_t now = lkc_now_ns();
+			uint32_t r = __atomic_load_n(&hdr->releases, __ATOMIC_ACQUIRE);
+			int64_t g = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
+
+			if (r != releases || g != gen) {
+				releases = r;
+				gen = g;
+				moved_ns = now;
+			}
+			defer = now - moved_ns < LKC_FLOCK_DEFER_MAX_NS && lkc_flock_queue_behind(hdr, fd, slot, since, writer, now);
+		}
+		step = defer ? LKC_FLOCK_BUSY : lkc_flock_try(s, name, fd, op, yield == LKC_FLOCK_YIELD, err);
 		if (yield == LKC_FLOCK_YIELD_LATER) {
 			yield = LKC_FLOCK_YIELD;
 		}
@@ -1062,6 +1140,9 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 				__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 				counted = 1;
 			}
+			if (fair) {
+				slot = lkc_flock_queue_join(hdr, fd, since, writer);
+			}
 			marked = lkc_flock_mark_waiting(s, fd, writer);
 			writer_marked = marked && writer;
 			ino = marked ? lkc_flock_inotify(s) : -1;
@@ -1081,6 +1162,10 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 				marked = 0;
 			}
 			fallback = 1;
+		}
+		if (defer && (timeout < 0 || timeout > 10)) {
+			/* The older waiter we let go first may give up without a word: look again soon. */
+			timeout = 10;
 		}
 		if (fallback) {
 			/*
@@ -1129,15 +1214,19 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	if (counted) {
 		__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 	}
+	if (slot >= 0) {
+		lkc_flock_queue_leave(hdr, fd, slot);
+	}
 	if (marked || writer_marked) {
 		/* However the wait ended, we wait no more: releasers can stop posting events for us. */
 		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer_marked ? 2 : 1);
 	}
-	if (writer_marked && step != LKC_FLOCK_GOT) {
+	if ((writer_marked || slot >= 0) && step != LKC_FLOCK_GOT) {
 		/*
-		 * Readers that held back for us may find the lock free now, and nothing else
-		 * would wake them. A writer that got the lock wakes them with its release:
-		 * readers that looked before our mark went find our flock() hold instead.
+		 * Readers that held back for us, and waiters that queued behind us, may find
+		 * the lock free now, and nothing else would wake them. A waiter that got the
+		 * lock wakes them with its release: readers that looked before our mark went
+		 * find our flock() hold instead.
 		 */
 		lkc_flock_wake(s, name, fd);
 	}
@@ -1200,6 +1289,7 @@ static int lkc_flock_let_go(lkc_flock_store *s, lkc_hold *hold)
 
 	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
 	flock(fd, LOCK_UN);
+	__atomic_add_fetch(&lkc_flock_slot(fd)->hdr->releases, 1, __ATOMIC_RELEASE);
 	/*
 	 * A waiter counts itself, then marks, then tries; we unlock, then read the count.
 	 * Either its try came after our unlock and found the lock free, or its count came
@@ -1334,8 +1424,8 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			}
 		}
 		step = LKC_FLOCK_FAIL;
-		if (yield == LKC_FLOCK_TAKE) {
-			/* The uncontended case in one system call, without the wait's set-up. */
+		if (yield == LKC_FLOCK_TAKE && (wait_ms == 0 || __atomic_load_n(&lkc_flock_slot(fd)->hdr->waiters, __ATOMIC_ACQUIRE) <= 0)) {
+			/* The uncontended case in one system call, without the wait's set-up; a wait queues behind waiters. */
 			int r = flock(fd, op | LOCK_NB);
 
 			if (r == 0 || errno == EWOULDBLOCK) {
