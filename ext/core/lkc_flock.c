@@ -269,7 +269,16 @@ static void lkc_flock_after_fork_child(void)
 		}
 		dev = f->dev;
 		ino = f->ino;
-		lkc_flock_forget(fd);
+		/*
+		 * A shared mapping keeps the open file description, and with it the lock,
+		 * alive as a descriptor does: it goes too. Anonymous memory takes its place
+		 * rather than a hole, as a wait that a signal handler forked from goes on in
+		 * the child with the header at hand (its descriptor no longer ours, it then
+		 * reopens).
+		 */
+		mmap((char *) f->hdr - LKC_FLOCK_HDR_OFF, LKC_FLOCK_FILE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		memset(f, 0, sizeof(*f));
 		if (fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
 			/* The slot was stale: the number is somebody else's now. */
 			continue;
@@ -1077,11 +1086,12 @@ static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, 
 /*
  * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
  * kernel through inotify rather than by polling the lock. With yield
- * (a new shared hold, never an exclusive one), waiting writers go first. An
+ * (a new shared hold, never an exclusive one), waiting writers go first. With
+ * queue, older waiters go first (see lkc_flock_queue_behind). An
  * exclusive wait marks itself as a waiting writer for as long as it lasts.
  */
 static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
-	int op, lkc_flock_yield yield, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+	int op, lkc_flock_yield yield, int queue, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
 	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
 	lkc_flock_step step;
@@ -1089,8 +1099,12 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 	int counted = 0;
 	int ino = -1, wd = -1, marked = 0, writer_marked = 0, fallback = 0;
 	int settle_ms = 0, slice_ms = 1;
-	/* Waits are served in arrival order (one attempt passes nobody; network file systems have no marks). */
-	int fair = !s->emulated && wait_ms != 0;
+	/*
+	 * New holds are served in arrival order (one attempt passes nobody; network file
+	 * systems have no marks). A conversion does not queue: it holds what older
+	 * waiters may wait for.
+	 */
+	int fair = queue && !s->emulated && wait_ms != 0;
 	uint64_t since = fair ? lkc_now_ns() : 0;
 	uint64_t moved_ns = since;
 	uint32_t releases = __atomic_load_n(&hdr->releases, __ATOMIC_ACQUIRE);
@@ -1347,7 +1361,7 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 	 * promotion marks itself as a waiting writer like any other; a demotion does not
 	 * yield to waiting writers, as it holds the lock they wait for.
 	 */
-	step = lkc_flock_wait(s, hold->path, hold->fd, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, LKC_FLOCK_TAKE,
+	step = lkc_flock_wait(s, hold->path, hold->fd, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, LKC_FLOCK_TAKE, 0,
 		wait_ms, deadline_ns, err);
 	switch (step) {
 		case LKC_FLOCK_GOT:
@@ -1433,7 +1447,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			}
 		}
 		if (step == LKC_FLOCK_FAIL) {
-			step = lkc_flock_wait(s, hold->path, fd, op, yield, wait_ms, deadline_ns, err);
+			step = lkc_flock_wait(s, hold->path, fd, op, yield, 1, wait_ms, deadline_ns, err);
 		}
 		switch (step) {
 			case LKC_FLOCK_GOT:
