@@ -104,7 +104,7 @@ typedef struct lkc_hold {
 	uint64_t expires_ns;     /* monotonic expiry of the hold, 0 for none */
 	int64_t fence;           /* fencing token, -1 when none */
 	/* Store-private, derived from the resource once and kept across holds. */
-	int fd;                  /* flock: the open lock file, -1 when none */
+	int fd;                  /* flock: the lock file while held (the store's cache keeps it between holds), -1 when none */
 	char *path;              /* flock: the lock file's path */
 	int quiet;               /* flock: the last release through fd saw nobody waiting */
 	int semid;               /* semaphore: the set's id, -1 when unknown */
