@@ -49,6 +49,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
@@ -75,8 +76,6 @@
 /* Where the header starts: after the decimal counter that earlier versions kept at byte 0. */
 #define LKC_FLOCK_HDR_OFF 64
 #define LKC_FLOCK_MAGIC 0x316b636cu /* "lck1" */
-/* The directory-wide floor of the fencing counters of removed files (no lock file name starts with '.'). */
-#define LKC_FLOCK_FLOOR_NAME ".fencing-floor"
 /* How far a replaced file's counter jumps ahead, past tokens a broken holder may still take from the old file. */
 #define LKC_FLOCK_FENCE_MARGIN 1024
 
@@ -652,58 +651,6 @@ static int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 }
 
 
-/* Reads or raises the directory-wide floor of fencing counters; *value gets the floor (after raising it to at least raise). */
-static lkc_rc lkc_flock_floor(const lkc_flock_store *s, int64_t raise, int64_t *value, lkc_err *err)
-{
-	char buf[32];
-	ssize_t n;
-	int64_t v = 0;
-	int fd;
-
-	/* Created by the first removal: a directory whose files never went has none. */
-	do {
-		fd = openat(s->dirfd, LKC_FLOCK_FLOOR_NAME, O_RDWR | O_NOFOLLOW | O_CLOEXEC | (raise > 0 ? O_CREAT : 0),
-			(mode_t) s->mode);
-	} while (fd < 0 && errno == EINTR);
-	if (fd < 0 && errno == ENOENT && raise <= 0) {
-		*value = 0;
-		return LKC_OK;
-	}
-	if (fd < 0) {
-		return lkc_flock_file_error(s, "open", LKC_FLOCK_FLOOR_NAME, errno, err);
-	}
-	/* Opened for this call only: a forked child never shares this description. */
-	while (flock(fd, LOCK_EX) != 0) {
-		if (errno != EINTR) {
-			lkc_flock_file_error(s, "lock", LKC_FLOCK_FLOOR_NAME, errno, err);
-			close(fd);
-			return err->code;
-		}
-	}
-	do {
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-	} while (n < 0 && errno == EINTR);
-	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9' && v <= (INT64_MAX - 9) / 10; i++) {
-		v = v * 10 + (buf[i] - '0');
-	}
-	if (raise > v) {
-		int len = snprintf(buf, sizeof(buf), "%020lld\n", (long long) raise);
-
-		do {
-			n = pwrite(fd, buf, (size_t) len, 0);
-		} while (n < 0 && errno == EINTR);
-		if (n != len) {
-			lkc_flock_file_error(s, "write", LKC_FLOCK_FLOOR_NAME, n < 0 ? errno : EIO, err);
-			close(fd);
-			return err->code;
-		}
-		v = raise;
-	}
-	close(fd);
-	*value = v;
-	return LKC_OK;
-}
-
 /*
  * Opens (creating it when missing) the lock file name, sizes and maps it and
  * records it; the descriptor, or -1 with err filled.
@@ -789,17 +736,16 @@ static int lkc_flock_cache_take(lkc_flock_store *s, const char *name)
  * Lets go of the idle lock file fd for good, removing it when nobody holds it or
  * waits for it. The removal is safe for everyone who has it open: we hold it
  * exclusively, mark it dead in the shared header (whoever locks it next sees
- * that and opens the file at the path instead), carry its counter to the
- * directory's floor, and only then unlink it. A waiter that marks itself after
- * our look fails its next attempt while we hold the file and wakes when we close it.
+ * that and opens the file at the path instead), and only then unlink it. A
+ * waiter that marks itself after our look fails its next attempt while we hold
+ * the file and wakes when we close it. The counter goes with the file: the next
+ * file starts from the clock (see lkc_flock_grant).
  */
 static void lkc_flock_retire(lkc_flock_store *s, int fd)
 {
 	lkc_flock_file *f = lkc_flock_slot(fd);
 	lkc_flock_hdr *hdr = f->hdr;
 	struct stat at;
-	lkc_err ignored;
-	int64_t floor;
 
 	if (f->idle) {
 		lkc_flock_cache_unlink(fd);
@@ -815,11 +761,8 @@ static void lkc_flock_retire(lkc_flock_store *s, int fd)
 		lkc_flock_unlock_close(fd);
 		return;
 	}
-	/* The counter must survive the file: without a floor, the next file would start below it. */
-	if (lkc_flock_floor(s, __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE), &floor, &ignored) == LKC_OK) {
-		__atomic_store_n(&hdr->dead, 1, __ATOMIC_RELEASE);
-		unlinkat(s->dirfd, f->name, 0);
-	}
+	__atomic_store_n(&hdr->dead, 1, __ATOMIC_RELEASE);
+	unlinkat(s->dirfd, f->name, 0);
 	lkc_flock_unlock_close(fd);
 }
 
@@ -1262,9 +1205,11 @@ static inline int64_t lkc_flock_gen(int fd)
 
 /*
  * Counts the exclusive grant that hold just got on fd and gives it its fencing
- * token. The first exclusive holder of a new file starts the count at the
- * directory's floor (the counters of removed files) or at the decimal counter
- * that earlier versions kept at byte 0, whichever is higher.
+ * token. The first exclusive holder of a new file starts the count at the wall
+ * clock in nanoseconds (or at the decimal counter that earlier versions kept at
+ * byte 0, if higher), as Redis does when its counter is lost: a removed file
+ * counted one per grant from an earlier clock reading, and no grant takes a
+ * nanosecond, so the new file starts above every token the old one gave.
  */
 static lkc_rc lkc_flock_grant(lkc_flock_store *s, lkc_hold *hold, int fd, lkc_err *err)
 {
@@ -1274,15 +1219,15 @@ static lkc_rc lkc_flock_grant(lkc_flock_store *s, lkc_hold *hold, int fd, lkc_er
 
 	if (__atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) != LKC_FLOCK_MAGIC) {
 		const char *old = (const char *) hdr - LKC_FLOCK_HDR_OFF;
-		int64_t floor, start = 0;
+		int64_t clock, start = 0;
+		struct timespec ts;
 
 		for (int i = 0; i < LKC_FLOCK_HDR_OFF && old[i] >= '0' && old[i] <= '9' && start <= (INT64_MAX - 9) / 10; i++) {
 			start = start * 10 + (old[i] - '0');
 		}
-		if (lkc_flock_floor(s, 0, &floor, err) != LKC_OK) {
-			return err->code;
-		}
-		__atomic_store_n(&hdr->gen, floor > start ? floor : start, __ATOMIC_RELEASE);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		clock = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+		__atomic_store_n(&hdr->gen, clock > start ? clock : start, __ATOMIC_RELEASE);
 		__atomic_store_n(&hdr->magic, LKC_FLOCK_MAGIC, __ATOMIC_RELEASE);
 	}
 	gen = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
