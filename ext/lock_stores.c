@@ -144,21 +144,43 @@ static bool php_lock_mode_option(HashTable *options, uint32_t arg_num, int *mode
 	return true;
 }
 
+/* The options of the stores on one machine: permissions of what they create, idle files or sets kept. */
 static const php_lock_opt php_lock_local_options[] = {
 	{"mode", OPT_INT},
+	{"cache", OPT_INT},
 	{NULL, OPT_INT},
 };
+
+/* Reads the "cache" option (at most max idle lock files or semaphore sets kept) into *cache, or def; false when it threw. */
+static bool php_lock_cache_option(HashTable *options, uint32_t arg_num, zend_long max, zend_long def, zend_long *cache)
+{
+	zval *value = php_lock_option(options, "cache");
+
+	*cache = def;
+	if (value == NULL) {
+		return true;
+	}
+	if (Z_LVAL_P(value) < 0 || Z_LVAL_P(value) > max) {
+		zend_argument_value_error(arg_num, "option \"cache\" must be between 0 and " ZEND_LONG_FMT, max);
+		return false;
+	}
+	*cache = Z_LVAL_P(value);
+	return true;
+}
 
 /* Opens a flock store on directory (NULL: the system temp dir) into obj; false when it threw. */
 static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, HashTable *options, uint32_t options_arg)
 {
+	zend_long cache;
 	lkc_err err;
 	int mode;
 
 	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
 		return false;
 	}
-	if (!php_lock_mode_option(options, options_arg, &mode)) {
+	/* Idle lock files kept open, so that a repeated cycle on one name needs no open(). */
+	if (!php_lock_mode_option(options, options_arg, &mode)
+		|| !php_lock_cache_option(options, options_arg, 65536, -1, &cache)) {
 		return false;
 	}
 	if (directory == NULL || directory[0] == '\0') {
@@ -166,6 +188,12 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 	}
 	lkc_err_clear(&err);
 	if (lkc_flock_open(&obj->store, directory, mode, &err) != LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	if (cache >= 0 && lkc_flock_set_cache(obj->store, (long) cache, &err) != LKC_OK) {
+		lkc_store_release(obj->store);
+		obj->store = NULL;
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
@@ -181,27 +209,19 @@ static bool php_lock_flock_init(php_lock_store_obj *obj, const char *directory, 
 /* Opens a semaphore store into obj; false when it threw. */
 static bool php_lock_sem_init(php_lock_store_obj *obj, HashTable *options, uint32_t options_arg)
 {
-	static const php_lock_opt known[] = {
-		{"mode", OPT_INT},
-		{"cache", OPT_INT},
-		{NULL, OPT_INT},
-	};
-	zval *cache = php_lock_option(options, "cache");
+	zend_long cache;
 	lkc_err err;
 	int mode;
 
-	if (options && !php_lock_options_check(options, known, options_arg)) {
+	if (options && !php_lock_options_check(options, php_lock_local_options, options_arg)) {
 		return false;
 	}
-	if (!php_lock_mode_option(options, options_arg, &mode)) {
-		return false;
-	}
-	if (cache && (Z_LVAL_P(cache) < 0 || Z_LVAL_P(cache) > LKC_SEM_CACHE_MAX)) {
-		zend_argument_value_error(options_arg, "option \"cache\" must be between 0 and %d", LKC_SEM_CACHE_MAX);
+	if (!php_lock_mode_option(options, options_arg, &mode)
+		|| !php_lock_cache_option(options, options_arg, LKC_SEM_CACHE_MAX, LKC_SEM_CACHE_DEFAULT, &cache)) {
 		return false;
 	}
 	lkc_err_clear(&err);
-	if (lkc_sem_open_cache(&obj->store, mode, cache ? (int) Z_LVAL_P(cache) : LKC_SEM_CACHE_DEFAULT, &err) != LKC_OK) {
+	if (lkc_sem_open_cache(&obj->store, mode, (int) cache, &err) != LKC_OK) {
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}

@@ -108,7 +108,7 @@ typedef struct lkc_hold {
 	uint64_t expires_ns;     /* monotonic expiry of the hold, 0 for none */
 	int64_t fence;           /* fencing token, -1 when none */
 	/* Store-private, derived from the resource once and kept across holds. */
-	int fd;                  /* flock: the open lock file, -1 when none */
+	int fd;                  /* flock: the lock file while held (the store's cache keeps it between holds), -1 when none */
 	char *path;              /* flock: the lock file's path */
 	int quiet;               /* flock: the last release through fd saw nobody waiting */
 	int semid;               /* semaphore: the set's id, -1 when unknown */
@@ -220,6 +220,8 @@ lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);
 /* The lock file name (no directory) for a resource; malloc'd. */
 char *lkc_flock_file_name(const char *resource, size_t len);
+/* Bounds the idle lock files the store keeps open (0 to 65536; 64 unless set); LKC_ERR_INVALID outside. */
+lkc_rc lkc_flock_set_cache(lkc_store *store, long cache, lkc_err *err);
 
 /* SysV semaphore store; sets are created with mode. */
 lkc_rc lkc_sem_open(lkc_store **out, int mode, lkc_err *err);

@@ -3,11 +3,19 @@
  * flock(2). The kernel drops a hold when the last descriptor of its open file
  * description closes, so a killed process never leaves a lock behind.
  *
- * A hold keeps its lock file open between holds, so that an uncontended
- * exclusive acquire is flock() + fstat() and a release is flock() + one fcntl()
- * that looks for waiters. Waiters sleep on inotify and mark themselves with an
- * OFD read lock on byte 0 (independent of flock locks on local file systems), so
- * that a releaser posts an event only when somebody waits.
+ * Every process that has a lock file open maps its first page, whose header
+ * (lkc_flock_hdr) the processes share: the count of exclusive grants (the
+ * fencing token), a flag that says the file was removed or replaced (whoever
+ * locks it then moves to the file at the path), and a hint of how many wait.
+ * With it, an uncontended cycle is the two system calls the kernel needs:
+ * flock(LOCK_EX | LOCK_NB) and flock(LOCK_UN). A released file goes to a small
+ * per-store cache of open idle files (the cache option); a file that leaves the
+ * cache is removed when nobody holds it or waits for it, so the directory keeps
+ * no file per name it ever saw.
+ *
+ * Waiters sleep on inotify and mark themselves with an OFD read lock on byte 0
+ * (independent of flock locks on local file systems), so that a releaser posts
+ * an event only when somebody waits.
  *
  * Writers are preferred: a writer that has to wait also marks byte 1, and a new
  * reader that finds such a mark holds back and waits as well, so a stream of
@@ -15,11 +23,12 @@
  * fcntl() more, except right after a release of the same hold that found
  * nobody waiting: the reader then takes the lock without looking, so a writer
  * that began to wait since sees each reader take at most one more hold (its
- * release finds the writer's mark, and its next acquire looks). As on the semaphore store, a process that holds a shared hold and
- * asks for another one while a writer waits waits on itself, until its timeout;
- * and a steady stream of writers can keep readers waiting. On network file
- * systems nobody marks anything (see lkc_flock_mark_waiting), and there readers
- * and writers are served in no particular order.
+ * release finds the writer's mark, and its next acquire looks). As on the
+ * semaphore store, a process that holds a shared hold and asks for another one
+ * while a writer waits waits on itself, until its timeout; and a steady stream
+ * of writers can keep readers waiting. On network file systems nobody marks
+ * anything (see lkc_flock_mark_waiting), and there readers and writers are
+ * served in no particular order.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -30,19 +39,26 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/magic.h>
 
 /* How many bytes of the resource show in a lock file name, for people listing the directory. */
 #define LKC_FLOCK_READABLE_MAX 48
+
+/* The longest lock file name, with its NUL: readable part, '.', SHA-256 in hex, ".lock". */
+#define LKC_FLOCK_NAME_MAX (LKC_FLOCK_READABLE_MAX + 1 + 64 + sizeof(".lock"))
 
 /* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
 #define LKC_FLOCK_WAIT_MAX (INT64_C(1) << 40)
@@ -51,7 +67,47 @@
 #define LKC_FLOCK_WAITER_BYTE 0 /* every waiter, so that a release knows whether to wake anybody */
 #define LKC_FLOCK_WRITER_BYTE 1 /* waiting writers, before whom new readers hold back */
 
+/* Idle lock files a store keeps open unless its cache option says otherwise. */
+#define LKC_FLOCK_CACHE_DEFAULT 64
+#define LKC_FLOCK_CACHE_MAX 65536
+
+/* A lock file's size: the page its header lives in, so that every process can map it. */
+#define LKC_FLOCK_FILE_SIZE 4096
+/* Where the header starts: after the decimal counter that earlier versions kept at byte 0. */
+#define LKC_FLOCK_HDR_OFF 64
+#define LKC_FLOCK_MAGIC 0x316b636cu /* "lck1" */
+/* How far a replaced file's counter jumps ahead, past tokens a broken holder may still take from the old file. */
+#define LKC_FLOCK_FENCE_MARGIN 1024
+
+/*
+ * Waiters queue in arrival order in the header's slots, each also marking byte
+ * LKC_FLOCK_QUEUE_BYTE + its slot with an OFD read lock, which the kernel drops
+ * when a killed waiter's file closes: a woken waiter lets older ones go first.
+ */
+#define LKC_FLOCK_QUEUE_SLOTS 32
+#define LKC_FLOCK_QUEUE_BYTE 16
+/* How long after the lock last moved a waiter lets older waiters go first: a stopped one then holds nobody back for long. */
+#define LKC_FLOCK_DEFER_MAX_NS (UINT64_C(100) * 1000000u)
+/* A slot this old is looked at: one whose waiter died (its mark gone) is freed. */
+#define LKC_FLOCK_SLOT_CHECK_NS (UINT64_C(10) * 1000000u)
+
 typedef struct {
+	uint64_t since_ns;  /* when its waiter began to wait (CLOCK_MONOTONIC is machine-wide), 0 when free */
+	uint32_t writer;    /* it waits for an exclusive hold */
+	uint32_t reserved;
+} lkc_flock_queue_slot;
+
+/* What every process that has a lock file open shares through its mapping. */
+typedef struct {
+	uint32_t magic;     /* LKC_FLOCK_MAGIC once the first exclusive holder set gen up */
+	uint32_t dead;      /* removed or replaced: a hold on this inode holds nothing */
+	int32_t waiters;    /* waiters that marked themselves; a killed one leaves it too high (costs a look) */
+	uint32_t releases;  /* releases so far (wraps): with gen, tells a queued waiter that the lock moves */
+	int64_t gen;        /* exclusive grants so far: the last fencing token handed out */
+	lkc_flock_queue_slot queue[LKC_FLOCK_QUEUE_SLOTS];
+} lkc_flock_hdr;
+
+typedef struct lkc_flock_store {
 	lkc_store base;
 	int dirfd;          /* the lock directory, O_DIRECTORY */
 	char *dir;          /* the directory as given, for messages */
@@ -59,20 +115,195 @@ typedef struct {
 	int emulated;       /* the directory is on a network file system: no marks, waits poll */
 	int inotify_fd;     /* one instance for every wait of this store, -1 until needed */
 	pid_t inotify_pid;  /* the process that created inotify_fd */
+	int *watches;       /* watch descriptor and wait count pairs: nested waits on one inode share a watch */
+	int nwatches;       /* pairs in use */
+	int cap_watches;    /* pairs allocated */
+	unsigned cache_max; /* idle lock files kept open at most */
+	unsigned idle;      /* idle lock files kept open now */
+	int lru_first;      /* the most recently released idle file's descriptor, -1 when none */
+	int lru_last;       /* the least recently released one, the next to go */
+	int *buckets;       /* idle files by name hash: the first descriptor of each chain, -1 when none */
+	unsigned nbuckets;  /* a power of two, 0 until the first file is kept */
 } lkc_flock_store;
 
 /* What one locking step came to; lkc_flock_wait's result. */
 typedef enum {
 	LKC_FLOCK_GOT,      /* the lock is taken on the file that is at the path */
 	LKC_FLOCK_BUSY,     /* somebody else holds it, after the allowed wait */
-	LKC_FLOCK_STALE,    /* the file was replaced (force_release): open the new one */
+	LKC_FLOCK_STALE,    /* the file was removed or replaced: open the one at the path */
 	LKC_FLOCK_INTR,     /* the host ended the wait */
 	LKC_FLOCK_FAIL      /* a system call failed; err is filled */
 } lkc_flock_step;
 
 static const lkc_store_ops lkc_flock_ops;
 
-/* Maps an errno of a file operation to a result code (never LKC_ERR_INVALID: these are runtime failures). */
+/*
+ * The lock files this process has open, by descriptor: held, waited for, or
+ * idle in a store's cache. A child forked while a lock file is open shares its
+ * open file description, and with it any flock() hold on it: the hold would
+ * outlive its holder for as long as the child lives. So the child lets go of
+ * every one of them right after the fork, without unlocking, as the description
+ * is its parent's too. A slot whose descriptor the lock layer closed (a hold
+ * disposed of while held) stays until the number is reused or the store goes;
+ * its inode keeps the child from touching whatever reused the number.
+ */
+typedef struct {
+	lkc_flock_store *store; /* NULL: the slot is free */
+	lkc_flock_hdr *hdr;     /* the mapped header */
+	dev_t dev;
+	ino_t ino;
+	uint32_t hash;          /* of name */
+	int idle;               /* in the store's cache */
+	int prev, next;         /* the cache's order of release, -1 at the ends */
+	int hnext;              /* the cache's hash chain, -1 at its end */
+	char name[LKC_FLOCK_NAME_MAX];
+} lkc_flock_file;
+
+static lkc_flock_file *lkc_flock_files;
+static int lkc_flock_files_cap;
+static pthread_once_t lkc_flock_fork_once = PTHREAD_ONCE_INIT;
+
+/* The slot of descriptor fd, which must be one of ours. */
+static inline lkc_flock_file *lkc_flock_slot(int fd)
+{
+	return &lkc_flock_files[fd];
+}
+
+/* A hash of a lock file name: its last 16 hex digits of SHA-256 are already uniform, so mixing them is enough. */
+static uint32_t lkc_flock_hash(const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t v = 0;
+
+	if (len >= 8 + sizeof(".lock") - 1) {
+		memcpy(&v, name + len - (sizeof(".lock") - 1) - 8, 8);
+	}
+	return (uint32_t) ((v * UINT64_C(0x9E3779B97F4A7C15)) >> 32);
+}
+
+static void lkc_flock_unmap(lkc_flock_hdr *hdr)
+{
+	if (hdr != NULL) {
+		munmap((char *) hdr - LKC_FLOCK_HDR_OFF, LKC_FLOCK_FILE_SIZE);
+	}
+}
+
+/* Takes the idle file fd out of its store's cache. */
+static void lkc_flock_cache_unlink(int fd)
+{
+	lkc_flock_file *f = lkc_flock_slot(fd);
+	lkc_flock_store *s = f->store;
+	int *link = &s->buckets[f->hash & (s->nbuckets - 1)];
+
+	while (*link != fd) {
+		link = &lkc_flock_slot(*link)->hnext;
+	}
+	*link = f->hnext;
+	if (f->prev >= 0) {
+		lkc_flock_slot(f->prev)->next = f->next;
+	} else {
+		s->lru_first = f->next;
+	}
+	if (f->next >= 0) {
+		lkc_flock_slot(f->next)->prev = f->prev;
+	} else {
+		s->lru_last = f->prev;
+	}
+	f->idle = 0;
+	f->prev = f->next = f->hnext = -1;
+	s->idle--;
+}
+
+/* Frees fd's slot (the descriptor stays open). */
+static void lkc_flock_forget(int fd)
+{
+	lkc_flock_file *f;
+
+	if (fd < 0 || fd >= lkc_flock_files_cap || lkc_flock_slot(fd)->store == NULL) {
+		return;
+	}
+	f = lkc_flock_slot(fd);
+	if (f->idle) {
+		lkc_flock_cache_unlink(fd);
+	}
+	lkc_flock_unmap(f->hdr);
+	memset(f, 0, sizeof(*f));
+}
+
+/* Closes fd, one of our lock files, without unlocking: a lock on it ends if nobody else shares its description. */
+static void lkc_flock_close(int fd)
+{
+	lkc_flock_forget(fd);
+	close(fd);
+}
+
+/* Unlocks and closes fd. */
+static void lkc_flock_unlock_close(int fd)
+{
+	/*
+	 * Unlock before closing: a descriptor that another process shares (one that
+	 * forked without our fork handler) keeps the lock alive past our close().
+	 */
+	flock(fd, LOCK_UN);
+	lkc_flock_close(fd);
+}
+
+/* In a forked child: lets go of every lock file inherited, pointing held ones at /dev/null. */
+static void lkc_flock_after_fork_child(void)
+{
+	int null = -1;
+
+	for (int fd = 0; fd < lkc_flock_files_cap; fd++) {
+		lkc_flock_file *f = lkc_flock_slot(fd);
+		struct stat st;
+		dev_t dev;
+		ino_t ino;
+
+		if (f->store == NULL) {
+			continue;
+		}
+		if (f->idle) {
+			lkc_flock_close(fd);
+			continue;
+		}
+		dev = f->dev;
+		ino = f->ino;
+		/*
+		 * A shared mapping keeps the open file description, and with it the lock,
+		 * alive as a descriptor does: it goes too. Anonymous memory takes its place
+		 * rather than a hole, as a wait that a signal handler forked from goes on in
+		 * the child with the header at hand (its descriptor no longer ours, it then
+		 * reopens).
+		 */
+		mmap((char *) f->hdr - LKC_FLOCK_HDR_OFF, LKC_FLOCK_FILE_SIZE, PROT_READ | PROT_WRITE,
+			MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		memset(f, 0, sizeof(*f));
+		if (fstat(fd, &st) != 0 || st.st_dev != dev || st.st_ino != ino) {
+			/* The slot was stale: the number is somebody else's now. */
+			continue;
+		}
+		if (null < 0) {
+			null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		}
+		/*
+		 * A hold of the parent keeps the number (now /dev/null) until the child
+		 * abandons it: closing it here would let another file reuse the number
+		 * under the hold's feet.
+		 */
+		if (null < 0 || dup3(null, fd, O_CLOEXEC) < 0) {
+			close(fd);
+		}
+	}
+	if (null >= 0) {
+		close(null);
+	}
+}
+
+static void lkc_flock_fork_init(void)
+{
+	pthread_atfork(NULL, NULL, lkc_flock_after_fork_child);
+}
+
 static lkc_rc lkc_flock_rc(int errnum)
 {
 	switch (errnum) {
@@ -244,47 +475,18 @@ lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err 
 		close(fd);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
 	}
+	pthread_once(&lkc_flock_fork_once, lkc_flock_fork_init);
 	s->base.ops = &lkc_flock_ops;
 	s->dirfd = fd;
 	s->mode = mode;
 	s->emulated = lkc_flock_dir_emulated(fd);
 	s->inotify_fd = -1;
+	s->cache_max = LKC_FLOCK_CACHE_DEFAULT;
+	s->lru_first = s->lru_last = -1;
 	*out = &s->base;
 	return LKC_OK;
 }
 
-/* Whether the file at name is the inode st describes: 1 yes, 0 no (replaced or gone), -1 error with err filled. */
-static int lkc_flock_at_path(const lkc_flock_store *s, const char *name, const struct stat *st, lkc_err *err)
-{
-	struct stat now;
-
-	if (fstatat(s->dirfd, name, &now, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT) {
-			return 0;
-		}
-		lkc_flock_file_error(s, "inspect", name, errno, err);
-		return -1;
-	}
-	return now.st_dev == st->st_dev && now.st_ino == st->st_ino;
-}
-
-/* Whether hold's descriptor is still the file at its path: 1, 0, or -1 with err filled. */
-static int lkc_flock_still_ours(const lkc_flock_store *s, const lkc_hold *hold, lkc_err *err)
-{
-	struct stat st;
-
-	if (fstat(hold->fd, &st) != 0) {
-		lkc_flock_file_error(s, "inspect", hold->path, errno, err);
-		return -1;
-	}
-	/* force_release and rm leave the old inode without a name: no need to look at the path. */
-	if (st.st_nlink == 0) {
-		return 0;
-	}
-	return lkc_flock_at_path(s, hold->path, &st, err);
-}
-
-/* Opens the lock file name without creating it; -1 with *missing set when there is none, -1 with err filled on failure. */
 static int lkc_flock_open_existing(const lkc_flock_store *s, const char *name, int *missing, lkc_err *err)
 {
 	struct stat st;
@@ -312,63 +514,6 @@ static int lkc_flock_open_existing(const lkc_flock_store *s, const char *name, i
 }
 
 /* Whether anybody holds the lock file name in any mode: 1, 0 (also when missing), -1 with err filled. */
-static int lkc_flock_probe(const lkc_flock_store *s, const char *name, lkc_err *err)
-{
-	int missing;
-	int fd = lkc_flock_open_existing(s, name, &missing, err);
-	int rc;
-
-	if (fd < 0) {
-		return missing ? 0 : -1;
-	}
-	/*
-	 * A fresh descriptor is an open file description of its own, so it conflicts with
-	 * every holder, this process's included. Succeeding holds the lock for an instant,
-	 * in which a one-shot acquire elsewhere may find it busy: flock has no way to look
-	 * without taking.
-	 */
-	if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-		flock(fd, LOCK_UN);
-		rc = 0;
-	} else if (errno == EWOULDBLOCK) {
-		rc = 1;
-	} else {
-		lkc_flock_file_error(s, "lock", name, errno, err);
-		rc = -1;
-	}
-	close(fd);
-	return rc;
-}
-
-/* Our hold on name is gone: LKC_LOST if somebody holds the file now, else LKC_EXPIRED. */
-static lkc_rc lkc_flock_gone(const lkc_flock_store *s, const char *name)
-{
-	lkc_err ignored;
-
-	/* The hold is gone either way; a failing probe only loses the detail of who has it. */
-	if (name != NULL && lkc_flock_probe(s, name, &ignored) == 1) {
-		return LKC_LOST;
-	}
-	return LKC_EXPIRED;
-}
-
-/* Unlocks and closes fd. */
-static void lkc_flock_unlock_close(int fd)
-{
-	/*
-	 * Unlock before closing: a descriptor inherited by a forked child keeps the open
-	 * file description, and with it the lock, alive past our close().
-	 */
-	flock(fd, LOCK_UN);
-	close(fd);
-}
-
-/* Unlocks and closes hold's descriptor. */
-static void lkc_flock_drop(lkc_hold *hold)
-{
-	lkc_flock_unlock_close(hold->fd);
-	hold->fd = -1;
-}
 
 /* The store's inotify instance (created on first use), or -1 when the system has none to give. */
 static int lkc_flock_inotify(lkc_flock_store *s)
@@ -379,6 +524,7 @@ static int lkc_flock_inotify(lkc_flock_store *s)
 		/* A forked child shares its parent's instance and would steal the parent's events. */
 		close(s->inotify_fd);
 		s->inotify_fd = -1;
+		s->nwatches = 0;
 	}
 	if (s->inotify_fd < 0) {
 		s->inotify_fd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
@@ -504,61 +650,275 @@ static int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 	return 1;
 }
 
-/*
- * One non-blocking attempt at op on fd; with yield, a waiting writer makes it busy
- * without an attempt. With *known set, st describes fd, and the file must still be
- * at the path. Without, st is filled here, and a successful attempt only checks
- * that the inode still has a name: force_release (a rename over it) and rm both
- * leave it with none, and one fstat() is cheaper than a path lookup. Moving the
- * file away by hand is not caught there.
- */
-static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, int fd,
-	struct stat *st, int *known, int op, int yield, lkc_err *err)
-{
-	int at, r;
 
-	/*
-	 * Looking before taking, rather than taking and then letting go, never holds the
-	 * lock for an instant in which a woken writer fails and goes back to sleep. A
-	 * writer that marks itself just after our look may see us take the lock once:
-	 * our next hold looks again.
-	 */
-	if (yield && lkc_flock_marked(fd, LKC_FLOCK_WRITER_BYTE)) {
-		r = -1;
+/*
+ * Opens (creating it when missing) the lock file name, sizes and maps it and
+ * records it; the descriptor, or -1 with err filled.
+ */
+static int lkc_flock_open_file(lkc_flock_store *s, const char *name, lkc_err *err)
+{
+	struct stat st;
+	lkc_flock_file *f;
+	void *map;
+	int fd;
+
+	/* Read-write, so that the file can carry the header its users share. */
+	do {
+		fd = openat(s->dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
+	} while (fd < 0 && errno == EINTR);
+	if (fd < 0) {
+		lkc_flock_file_error(s, "open", name, errno, err);
+		return -1;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, name);
+		return -1;
+	}
+	lkc_flock_fix_mode(s, fd, &st);
+	/* Every user grows the file before mapping it, and nobody shrinks it: no access past its end. */
+	if (st.st_size < LKC_FLOCK_FILE_SIZE && ftruncate(fd, LKC_FLOCK_FILE_SIZE) != 0) {
+		lkc_flock_file_error(s, "size", name, errno, err);
+		close(fd);
+		return -1;
+	}
+	map = mmap(NULL, LKC_FLOCK_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		lkc_flock_file_error(s, "map", name, errno, err);
+		close(fd);
+		return -1;
+	}
+	if (fd >= lkc_flock_files_cap) {
+		int cap = fd < 32 ? 64 : fd * 2;
+		lkc_flock_file *files = realloc(lkc_flock_files, (size_t) cap * sizeof(*files));
+
+		if (files == NULL) {
+			munmap(map, LKC_FLOCK_FILE_SIZE);
+			close(fd);
+			lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+			return -1;
+		}
+		memset(files + lkc_flock_files_cap, 0, (size_t) (cap - lkc_flock_files_cap) * sizeof(*files));
+		lkc_flock_files = files;
+		lkc_flock_files_cap = cap;
+	}
+	/* A stale slot (its descriptor closed by the lock layer) gives way. */
+	lkc_flock_forget(fd);
+	f = lkc_flock_slot(fd);
+	f->store = s;
+	f->hdr = (lkc_flock_hdr *) ((char *) map + LKC_FLOCK_HDR_OFF);
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	f->hash = lkc_flock_hash(name);
+	f->prev = f->next = f->hnext = -1;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	return fd;
+}
+
+/* An idle descriptor of the lock file name from the cache, or -1. */
+static int lkc_flock_cache_take(lkc_flock_store *s, const char *name)
+{
+	int fd;
+
+	if (s->idle == 0) {
+		return -1;
+	}
+	for (fd = s->buckets[lkc_flock_hash(name) & (s->nbuckets - 1)]; fd >= 0; fd = lkc_flock_slot(fd)->hnext) {
+		if (strcmp(lkc_flock_slot(fd)->name, name) == 0) {
+			lkc_flock_cache_unlink(fd);
+			return fd;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Lets go of the idle lock file fd for good, removing it when nobody holds it or
+ * waits for it. The removal is safe for everyone who has it open: we hold it
+ * exclusively, mark it dead in the shared header (whoever locks it next sees
+ * that and opens the file at the path instead), and only then unlink it. A
+ * waiter that marks itself after our look fails its next attempt while we hold
+ * the file and wakes when we close it. The counter goes with the file: the next
+ * file starts from the clock (see lkc_flock_grant).
+ */
+static void lkc_flock_retire(lkc_flock_store *s, int fd)
+{
+	lkc_flock_file *f = lkc_flock_slot(fd);
+	lkc_flock_hdr *hdr = f->hdr;
+	struct stat at;
+
+	if (f->idle) {
+		lkc_flock_cache_unlink(fd);
+	}
+	if (s->emulated || flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		/* Somebody uses it (or a network file system, whose holds we cannot see): its last user removes it. */
+		lkc_flock_close(fd);
+		return;
+	}
+	if (__atomic_load_n(&hdr->dead, __ATOMIC_ACQUIRE) || lkc_flock_marked(fd, LKC_FLOCK_WAITER_BYTE)
+		|| fstatat(s->dirfd, f->name, &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_dev != f->dev || at.st_ino != f->ino) {
+		/* Gone already, replaced, or waited for. */
+		lkc_flock_unlock_close(fd);
+		return;
+	}
+	__atomic_store_n(&hdr->dead, 1, __ATOMIC_RELEASE);
+	unlinkat(s->dirfd, f->name, 0);
+	lkc_flock_unlock_close(fd);
+}
+
+/* Puts the lock file fd, which we no longer lock, into the store's cache, retiring the oldest file when it is full. */
+static void lkc_flock_put(lkc_flock_store *s, int fd)
+{
+	lkc_flock_file *f = lkc_flock_slot(fd);
+	int *bucket;
+
+	if (__atomic_load_n(&f->hdr->dead, __ATOMIC_ACQUIRE)) {
+		lkc_flock_close(fd);
+		return;
+	}
+	if (s->cache_max == 0) {
+		lkc_flock_retire(s, fd);
+		return;
+	}
+	if (s->nbuckets == 0) {
+		unsigned n = 16;
+
+		while (n < 2 * s->cache_max && n < 2 * LKC_FLOCK_CACHE_MAX) {
+			n *= 2;
+		}
+		s->buckets = malloc(n * sizeof(*s->buckets));
+		if (s->buckets == NULL) {
+			lkc_flock_retire(s, fd);
+			return;
+		}
+		memset(s->buckets, 0xff, n * sizeof(*s->buckets));
+		s->nbuckets = n;
+	}
+	bucket = &s->buckets[f->hash & (s->nbuckets - 1)];
+	f->hnext = *bucket;
+	*bucket = fd;
+	f->prev = -1;
+	f->next = s->lru_first;
+	if (s->lru_first >= 0) {
+		lkc_flock_slot(s->lru_first)->prev = fd;
 	} else {
-		while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+		s->lru_last = fd;
+	}
+	s->lru_first = fd;
+	f->idle = 1;
+	s->idle++;
+	while (s->idle > s->cache_max) {
+		lkc_flock_retire(s, s->lru_last);
+	}
+}
+
+/* Whether the lock file fd was removed or replaced (by force_release, or by a retire); a descriptor we no longer know is. */
+static inline int lkc_flock_dead(int fd)
+{
+	if (fd < 0 || fd >= lkc_flock_files_cap || lkc_flock_slot(fd)->store == NULL) {
+		return 1;
+	}
+	return (int) __atomic_load_n(&lkc_flock_slot(fd)->hdr->dead, __ATOMIC_ACQUIRE);
+}
+
+/* Whether anybody holds the lock file name in any mode: 1, 0 (also when missing), -1 with err filled. */
+static int lkc_flock_probe(const lkc_flock_store *s, const char *name, lkc_err *err)
+{
+	/* A dead file is about to leave the path (or just left it): look again at what is there then. */
+	for (int attempt = 0;; attempt++) {
+		lkc_flock_hdr hdr;
+		int missing;
+		int fd = lkc_flock_open_existing(s, name, &missing, err);
+		int rc;
+		ssize_t n;
+
+		if (fd < 0) {
+			return missing ? 0 : -1;
+		}
+		/*
+		 * A fresh descriptor is an open file description of its own, so it conflicts with
+		 * every holder, this process's included. Succeeding holds the lock for an instant,
+		 * in which a one-shot acquire elsewhere may find it busy: flock has no way to look
+		 * without taking.
+		 */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			flock(fd, LOCK_UN);
+			rc = 0;
+		} else if (errno == EWOULDBLOCK) {
+			rc = 1;
+		} else {
+			lkc_flock_file_error(s, "lock", name, errno, err);
+			close(fd);
+			return -1;
+		}
+		memset(&hdr, 0, sizeof(hdr));
+		do {
+			n = pread(fd, &hdr, sizeof(hdr), LKC_FLOCK_HDR_OFF);
+		} while (n < 0 && errno == EINTR);
+		close(fd);
+		if (n != (ssize_t) sizeof(hdr) || !hdr.dead || attempt >= 100) {
+			return rc;
+		}
+		sched_yield();
+	}
+}
+
+/* Our hold on name is gone: LKC_LOST if somebody holds the file now, else LKC_EXPIRED. */
+static lkc_rc lkc_flock_gone(const lkc_flock_store *s, const char *name)
+{
+	lkc_err ignored;
+
+	/* The hold is gone either way; a failing probe only loses the detail of who has it. */
+	if (name != NULL && lkc_flock_probe(s, name, &ignored) == 1) {
+		return LKC_LOST;
+	}
+	return LKC_EXPIRED;
+}
+
+/* Unlocks and closes hold's descriptor (a broken hold's file, or one a failed conversion lost). */
+static void lkc_flock_drop(lkc_hold *hold)
+{
+	lkc_flock_unlock_close(hold->fd);
+	hold->fd = -1;
+}
+/* Takes a queue slot for a waiter that began at since; the slot, or -1 when all are taken (it then queues nowhere). */
+static int lkc_flock_queue_join(lkc_flock_hdr *hdr, int fd, uint64_t since, int writer)
+{
+	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+		uint64_t expected = 0;
+
+		if (__atomic_compare_exchange_n(&hdr->queue[i].since_ns, &expected, since, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+			__atomic_store_n(&hdr->queue[i].writer, (uint32_t) writer, __ATOMIC_RELEASE);
+			lkc_flock_mark(fd, F_RDLCK, LKC_FLOCK_QUEUE_BYTE + i, 1);
+			return i;
+		}
+	}
+	return -1;
+}
+
+static void lkc_flock_queue_leave(lkc_flock_hdr *hdr, int fd, int slot)
+{
+	lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_QUEUE_BYTE + slot, 1);
+	__atomic_store_n(&hdr->queue[slot].since_ns, 0, __ATOMIC_RELEASE);
+}
+
+/* Whether an older waiter (for a reader: an older writer) still queues, so that we let it go first. */
+static int lkc_flock_queue_behind(lkc_flock_hdr *hdr, int fd, int mine, uint64_t since, int writer, uint64_t now)
+{
+	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+		uint64_t t = __atomic_load_n(&hdr->queue[i].since_ns, __ATOMIC_ACQUIRE);
+
+		if (i == mine || t == 0 || t >= since || (!writer && !__atomic_load_n(&hdr->queue[i].writer, __ATOMIC_ACQUIRE))) {
 			continue;
 		}
-		if (r != 0 && errno != EWOULDBLOCK) {
-			lkc_flock_file_error(s, "lock", name, errno, err);
-			return LKC_FLOCK_FAIL;
+		if (now - t > LKC_FLOCK_SLOT_CHECK_NS && !lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i)) {
+			/* Its waiter died without leaving: free the slot for the living. */
+			__atomic_compare_exchange_n(&hdr->queue[i].since_ns, &t, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
+			continue;
 		}
+		return 1;
 	}
-	if (!*known) {
-		if (fstat(fd, st) != 0) {
-			lkc_flock_file_error(s, "inspect", name, errno, err);
-			return LKC_FLOCK_FAIL;
-		}
-		*known = 1;
-		if (st->st_nlink == 0) {
-			return LKC_FLOCK_STALE;
-		}
-		if (r == 0) {
-			return LKC_FLOCK_GOT;
-		}
-	}
-	/*
-	 * A holder of a replaced file blocks only that file, and force_release may have
-	 * replaced the file between our open() and our flock(): look at the path.
-	 */
-	at = lkc_flock_at_path(s, name, st, err);
-	if (at < 0) {
-		return LKC_FLOCK_FAIL;
-	}
-	if (!at) {
-		return LKC_FLOCK_STALE;
-	}
-	return r == 0 ? LKC_FLOCK_GOT : LKC_FLOCK_BUSY;
+	return 0;
 }
 
 /* Whether a shared attempt of lkc_flock_wait first looks for a waiting writer's mark. */
@@ -583,36 +943,138 @@ static int lkc_flock_left(int64_t wait_ms, uint64_t deadline_ns)
 	return left > INT_MAX ? INT_MAX : (int) left;
 }
 
+
+/*
+ * Counts one more wait on the watch wd of the store's instance: inotify gives
+ * every watch of one inode the same descriptor, so a wait nested in another on
+ * the same inode (a signal handler's) shares the outer wait's watch, and only
+ * the last of them may remove it. Whether it could count (else the wait polls).
+ */
+static int lkc_flock_watch_ref(lkc_flock_store *s, int wd)
+{
+	for (int i = 0; i < s->nwatches; i++) {
+		if (s->watches[2 * i] == wd) {
+			s->watches[2 * i + 1]++;
+			return 1;
+		}
+	}
+	if (s->nwatches == s->cap_watches) {
+		int cap = s->cap_watches ? s->cap_watches * 2 : 4;
+		int *w = realloc(s->watches, (size_t) cap * 2 * sizeof(*w));
+
+		if (w == NULL) {
+			return 0;
+		}
+		s->watches = w;
+		s->cap_watches = cap;
+	}
+	s->watches[2 * s->nwatches] = wd;
+	s->watches[2 * s->nwatches + 1] = 1;
+	s->nwatches++;
+	return 1;
+}
+
+/* Ends one wait on the watch wd; the last one removes the watch. */
+static void lkc_flock_watch_unref(lkc_flock_store *s, int ino, int wd)
+{
+	for (int i = 0; i < s->nwatches; i++) {
+		if (s->watches[2 * i] != wd) {
+			continue;
+		}
+		if (--s->watches[2 * i + 1] > 0) {
+			return;
+		}
+		s->nwatches--;
+		s->watches[2 * i] = s->watches[2 * s->nwatches];
+		s->watches[2 * i + 1] = s->watches[2 * s->nwatches + 1];
+		break;
+	}
+	inotify_rm_watch(ino, wd);
+}
+
+/*
+ * One non-blocking attempt at op on fd; with yield, a waiting writer makes it
+ * busy without an attempt. A file that was removed or replaced is stale, held
+ * or not: a holder of a dead file blocks nobody who matters, and a lock on it
+ * excludes nobody. The shared header says so without a system call; a file
+ * removed or moved by hand, bypassing the store, is not noticed.
+ */
+static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, int fd, int op, int yield, lkc_err *err)
+{
+	int r;
+
+	/*
+	 * Looking before taking, rather than taking and then letting go, never holds the
+	 * lock for an instant in which a woken writer fails and goes back to sleep. A
+	 * writer that marks itself just after our look may see us take the lock once:
+	 * our next hold looks again.
+	 */
+	if (yield && lkc_flock_marked(fd, LKC_FLOCK_WRITER_BYTE)) {
+		r = -1;
+	} else {
+		while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
+			continue;
+		}
+		if (r != 0 && errno != EWOULDBLOCK) {
+			lkc_flock_file_error(s, "lock", name, errno, err);
+			return LKC_FLOCK_FAIL;
+		}
+	}
+	if (lkc_flock_dead(fd)) {
+		return LKC_FLOCK_STALE;
+	}
+	return r == 0 ? LKC_FLOCK_GOT : LKC_FLOCK_BUSY;
+}
+
 /*
  * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
- * kernel through inotify rather than by polling the lock. fresh is fd's inode when
- * fd was just opened, NULL for a descriptor kept from an earlier hold. With yield
- * (a new shared hold, never an exclusive one), waiting writers go first. An
+ * kernel through inotify rather than by polling the lock. With yield
+ * (a new shared hold, never an exclusive one), waiting writers go first. With
+ * queue, older waiters go first (see lkc_flock_queue_behind). An
  * exclusive wait marks itself as a waiting writer for as long as it lasts.
  */
-static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd, const struct stat *fresh,
-	int op, lkc_flock_yield yield, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
+static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
+	int op, lkc_flock_yield yield, int queue, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
-	struct stat st;
+	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
 	lkc_flock_step step;
-	int known = fresh != NULL;
 	int writer = op == LOCK_EX;
+	int counted = 0;
 	int ino = -1, wd = -1, marked = 0, writer_marked = 0, fallback = 0;
 	int settle_ms = 0, slice_ms = 1;
+	/*
+	 * New holds are served in arrival order (one attempt passes nobody; network file
+	 * systems have no marks). A conversion does not queue: it holds what older
+	 * waiters may wait for.
+	 */
+	int fair = queue && !s->emulated && wait_ms != 0;
+	uint64_t since = fair ? lkc_now_ns() : 0;
+	uint64_t moved_ns = since;
+	uint32_t releases = __atomic_load_n(&hdr->releases, __ATOMIC_ACQUIRE);
+	int64_t gen = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
+	int slot = -1;
 
 	/* Network file systems have no marks to look for (and a look would see the emulated flock holds). */
 	if (s->emulated) {
 		yield = LKC_FLOCK_TAKE;
 	}
-
-	if (fresh != NULL) {
-		st = *fresh;
-	}
 	for (;;) {
 		struct pollfd pfd;
-		int timeout, n;
+		int timeout, n, defer = 0;
 
-		step = lkc_flock_try(s, name, fd, &st, &known, op, yield == LKC_FLOCK_YIELD, err);
+		if (fair) {
+			uint64_t now = lkc_now_ns();
+			uint32_t r = __atomic_load_n(&hdr->releases, __ATOMIC_ACQUIRE);
+			int64_t g = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
+
+			if (r != releases || g != gen) {
+				releases = r;
+				gen = g;
+				moved_ns = now;
+			}
+			defer = now - moved_ns < LKC_FLOCK_DEFER_MAX_NS && lkc_flock_queue_behind(hdr, fd, slot, since, writer, now);
+		}
+		step = defer ? LKC_FLOCK_BUSY : lkc_flock_try(s, name, fd, op, yield == LKC_FLOCK_YIELD, err);
 		if (yield == LKC_FLOCK_YIELD_LATER) {
 			yield = LKC_FLOCK_YIELD;
 		}
@@ -630,10 +1092,23 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 			 * writer's mark comes after its own mark, and the writer drops its mark
 			 * before it looks for waiters (see the end of this function).
 			 */
+			if (!s->emulated) {
+				/* Counted before the mark: a releaser that sees no count looked before our mark (see lkc_flock_release). */
+				__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
+				counted = 1;
+			}
+			if (fair) {
+				slot = lkc_flock_queue_join(hdr, fd, since, writer);
+			}
 			marked = lkc_flock_mark_waiting(s, fd, writer);
 			writer_marked = marked && writer;
 			ino = marked ? lkc_flock_inotify(s) : -1;
 			wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
+			if (wd >= 0 && !lkc_flock_watch_ref(s, wd)) {
+				/* Not counted: a nested wait could not tell that the watch is shared. */
+				inotify_rm_watch(ino, wd);
+				wd = -1;
+			}
 			if (wd >= 0) {
 				lkc_flock_drain(ino);
 				continue;
@@ -644,6 +1119,10 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 				marked = 0;
 			}
 			fallback = 1;
+		}
+		if (defer && (timeout < 0 || timeout > 10)) {
+			/* The older waiter we let go first may give up without a word: look again soon. */
+			timeout = 10;
 		}
 		if (fallback) {
 			/*
@@ -686,23 +1165,31 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 		}
 	}
 	if (wd >= 0) {
-		/* One process waits for one lock at a time: the watch ends with the wait, and its leftover events are drained by the next. */
-		inotify_rm_watch(ino, wd);
+		/* The watch ends with the last wait on it; leftover events are drained by the next wait. */
+		lkc_flock_watch_unref(s, ino, wd);
+	}
+	if (counted) {
+		__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
+	}
+	if (slot >= 0) {
+		lkc_flock_queue_leave(hdr, fd, slot);
 	}
 	if (marked || writer_marked) {
 		/* However the wait ended, we wait no more: releasers can stop posting events for us. */
 		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer_marked ? 2 : 1);
 	}
-	if (writer_marked && step != LKC_FLOCK_GOT) {
+	if ((writer_marked || slot >= 0) && step != LKC_FLOCK_GOT) {
 		/*
-		 * Readers that held back for us may find the lock free now, and nothing else
-		 * would wake them. A writer that got the lock wakes them with its release:
-		 * readers that looked before our mark went find our flock() hold instead.
+		 * Readers that held back for us, and waiters that queued behind us, may find
+		 * the lock free now, and nothing else would wake them. A waiter that got the
+		 * lock wakes them with its release: readers that looked before our mark went
+		 * find our flock() hold instead.
 		 */
 		lkc_flock_wake(s, name, fd);
 	}
 	return step;
 }
+
 
 /* Waits longer than LKC_FLOCK_WAIT_MAX count as waits without bound. */
 static int64_t lkc_flock_clamp_wait(int64_t wait_ms)
@@ -710,42 +1197,131 @@ static int64_t lkc_flock_clamp_wait(int64_t wait_ms)
 	return wait_ms < 0 || wait_ms > LKC_FLOCK_WAIT_MAX ? LKC_WAIT_FOREVER : wait_ms;
 }
 
+/* The count of exclusive grants of the lock file fd. */
+static inline int64_t lkc_flock_gen(int fd)
+{
+	return __atomic_load_n(&lkc_flock_slot(fd)->hdr->gen, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Counts the exclusive grant that hold just got on fd and gives it its fencing
+ * token. The first exclusive holder of a new file starts the count at the wall
+ * clock in nanoseconds (or at the decimal counter that earlier versions kept at
+ * byte 0, if higher), as Redis does when its counter is lost: a removed file
+ * counted one per grant from an earlier clock reading, and no grant takes a
+ * nanosecond, so the new file starts above every token the old one gave.
+ */
+static lkc_rc lkc_flock_grant(lkc_flock_store *s, lkc_hold *hold, int fd, lkc_err *err)
+{
+	lkc_flock_file *f = lkc_flock_slot(fd);
+	lkc_flock_hdr *hdr = f->hdr;
+	int64_t gen;
+
+	if (__atomic_load_n(&hdr->magic, __ATOMIC_ACQUIRE) != LKC_FLOCK_MAGIC) {
+		const char *old = (const char *) hdr - LKC_FLOCK_HDR_OFF;
+		int64_t clock, start = 0;
+		struct timespec ts;
+
+		for (int i = 0; i < LKC_FLOCK_HDR_OFF && old[i] >= '0' && old[i] <= '9' && start <= (INT64_MAX - 9) / 10; i++) {
+			start = start * 10 + (old[i] - '0');
+		}
+		clock_gettime(CLOCK_REALTIME, &ts);
+		clock = (int64_t) ts.tv_sec * 1000000000 + ts.tv_nsec;
+		__atomic_store_n(&hdr->gen, clock > start ? clock : start, __ATOMIC_RELEASE);
+		__atomic_store_n(&hdr->magic, LKC_FLOCK_MAGIC, __ATOMIC_RELEASE);
+	}
+	gen = __atomic_load_n(&hdr->gen, __ATOMIC_ACQUIRE);
+	if (gen == INT64_MAX) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: the fencing counter of %s/%s is exhausted", s->dir, f->name);
+	}
+	/* Only the exclusive holder writes it: a plain increment, published for force_release and promotions. */
+	__atomic_store_n(&hdr->gen, gen + 1, __ATOMIC_RELEASE);
+	hold->fence = gen + 1;
+	return LKC_OK;
+}
+
+/* Unlocks hold's file, wakes whoever waits for it, and puts it into the cache; whether somebody waited. */
+static int lkc_flock_let_go(lkc_flock_store *s, lkc_hold *hold)
+{
+	int fd = hold->fd;
+	int woke = 0;
+
+	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
+	flock(fd, LOCK_UN);
+	__atomic_add_fetch(&lkc_flock_slot(fd)->hdr->releases, 1, __ATOMIC_RELEASE);
+	/*
+	 * A waiter counts itself, then marks, then tries; we unlock, then read the count.
+	 * Either its try came after our unlock and found the lock free, or its count came
+	 * before our read (the fence orders our read after the unlock) and we look for
+	 * its mark as lkc_flock_wake says. No count, no system call.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (s->emulated || __atomic_load_n(&lkc_flock_slot(fd)->hdr->waiters, __ATOMIC_SEQ_CST) > 0) {
+		woke = lkc_flock_wake(s, hold->path, fd);
+	}
+	hold->fd = -1;
+	lkc_flock_put(s, fd);
+	return woke;
+}
+
+/* Lets go of a hold that turned out to be lost: the lock layer then counts it as not held. */
+static lkc_rc lkc_flock_lost(lkc_flock_store *s, lkc_hold *hold)
+{
+	lkc_flock_let_go(s, hold);
+	hold->mode = LKC_MODE_NONE;
+	hold->fence = -1;
+	return LKC_LOST;
+}
+
 /*
  * Changes the mode of a hold we have: LKC_OK, LKC_BUSY, LKC_INTERRUPTED, an error,
- * or LKC_EXPIRED when the hold turned out to be gone (the caller then acquires anew).
+ * LKC_LOST when a writer got in while a promotion held nothing (the hold is then
+ * gone), or LKC_EXPIRED when the hold turned out to be broken (the caller then
+ * acquires anew).
  */
 static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mode,
 	int64_t wait_ms, uint64_t deadline_ns, lkc_err *err)
 {
-	int ours = lkc_flock_still_ours(s, hold, err);
 	int old_op = hold->mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX;
+	int promote = hold->mode == LKC_MODE_SHARED && mode == LKC_MODE_EXCLUSIVE;
+	int64_t gen;
 	lkc_flock_step step;
 
-	if (ours < 0) {
-		return err->code;
-	}
-	if (!ours) {
+	if (lkc_flock_dead(hold->fd)) {
 		lkc_flock_drop(hold);
 		return LKC_EXPIRED;
 	}
 	if (mode == hold->mode) {
 		return LKC_OK;
 	}
+	/* No writer changes the count while we read: every grant since is somebody's write hold. */
+	gen = lkc_flock_gen(hold->fd);
 	/*
 	 * flock() converts by dropping the old lock and then taking the new one, and it
 	 * is not atomic: a promotion holds nothing while it waits (which is also why two
-	 * promoting readers cannot deadlock). When it fails we take the old mode back;
-	 * if even that fails the hold is gone, and check() and release() will say so.
-	 * A waiting promotion marks itself as a waiting writer like any other; a
-	 * demotion does not yield to waiting writers, as it holds the lock they wait for.
+	 * promoting readers cannot deadlock). A writer that got in meanwhile counted its
+	 * grant, and then what the reader read may have changed: the hold is lost. When
+	 * the promotion fails we take the old mode back, unless a writer got in; if even
+	 * that fails the hold is gone, and check() and release() will say so. A waiting
+	 * promotion marks itself as a waiting writer like any other; a demotion does not
+	 * yield to waiting writers, as it holds the lock they wait for.
 	 */
-	step = lkc_flock_wait(s, hold->path, hold->fd, NULL, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, LKC_FLOCK_TAKE,
+	step = lkc_flock_wait(s, hold->path, hold->fd, mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX, LKC_FLOCK_TAKE, 0,
 		wait_ms, deadline_ns, err);
 	switch (step) {
 		case LKC_FLOCK_GOT:
-			if (mode == LKC_MODE_SHARED) {
+			if (!promote) {
 				/* A writer turned reader lets the waiting readers in. */
 				lkc_flock_wake(s, hold->path, hold->fd);
+				return LKC_OK;
+			}
+			if (lkc_flock_gen(hold->fd) != gen) {
+				return lkc_flock_lost(s, hold);
+			}
+			if (lkc_flock_grant(s, hold, hold->fd, err) != LKC_OK) {
+				/* Back to what the hold was, so that it still means what it meant. */
+				flock(hold->fd, LOCK_SH);
+				return err->code;
 			}
 			return LKC_OK;
 		case LKC_FLOCK_STALE:
@@ -754,6 +1330,8 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 		default:
 			if (flock(hold->fd, old_op | LOCK_NB) != 0) {
 				lkc_flock_drop(hold);
+			} else if (promote && lkc_flock_gen(hold->fd) != gen) {
+				return lkc_flock_lost(s, hold);
 			}
 			return step == LKC_FLOCK_BUSY ? LKC_BUSY : step == LKC_FLOCK_INTR ? LKC_INTERRUPTED : err->code;
 	}
@@ -761,8 +1339,8 @@ static lkc_rc lkc_flock_convert(lkc_flock_store *s, lkc_hold *hold, lkc_mode mod
 
 /*
  * Takes or converts the hold, waiting as wait_ms allows; on failure the hold keeps
- * what it had, if anything. The lock file stays open after the hold ends, for the
- * next acquire of the same hold.
+ * what it had, if anything. The lock file comes from the store's cache when it
+ * has one open and idle, and goes back there when the hold ends.
  */
 static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
@@ -770,7 +1348,7 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	lkc_flock_store *s = (lkc_flock_store *) store;
 	int op = mode == LKC_MODE_SHARED ? LOCK_SH : LOCK_EX;
 	uint64_t deadline_ns;
-	/* What the last release through the kept descriptor saw holds for this acquire alone. */
+	/* What the last release of this hold saw holds for this acquire alone. */
 	int quiet = hold->quiet;
 
 	hold->quiet = 0;
@@ -783,78 +1361,66 @@ static lkc_rc lkc_flock_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 			return rc;
 		}
 	}
+	if (hold->fd >= 0) {
+		/* A descriptor left without a hold (a restored hold's): it locks nothing of ours. */
+		lkc_flock_drop(hold);
+	}
 	if (hold->path == NULL) {
 		hold->path = lkc_flock_file_name(hold->resource, hold->resource_len);
 		if (hold->path == NULL) {
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
 		}
 	}
-	if (hold->fd >= 0 && hold->forks != lkc_fork_count()) {
-		/*
-		 * A child forked since the last hold shares this open file description, and a
-		 * lock taken through it would outlive us for as long as the child lives: open
-		 * one of our own. hold->forks is at most the count when the descriptor was
-		 * opened (the lock layer sets it on every acquire), so equal means no fork
-		 * since. The descriptor locks nothing, so a plain close.
-		 */
-		close(hold->fd);
-		hold->fd = -1;
-	}
-	if (hold->fd >= 0) {
+	for (;;) {
 		lkc_flock_yield yield = op != LOCK_SH ? LKC_FLOCK_TAKE : quiet ? LKC_FLOCK_YIELD_LATER : LKC_FLOCK_YIELD;
 		lkc_flock_step step;
+		int fd = lkc_flock_cache_take(s, hold->path);
 
-		step = lkc_flock_wait(s, hold->path, hold->fd, NULL, op, yield, wait_ms, deadline_ns, err);
-
-		if (step == LKC_FLOCK_GOT) {
-			return LKC_OK;
-		}
-		if (step == LKC_FLOCK_BUSY || step == LKC_FLOCK_INTR) {
-			return step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
-		}
-		/* The kept file was replaced or removed (or failed us): let it go and open the one at the path. */
-		lkc_flock_drop(hold);
-		if (step == LKC_FLOCK_FAIL) {
-			return err->code;
-		}
-	}
-	for (;;) {
-		struct stat st;
-		lkc_flock_step step;
-		int fd;
-
-		/* Read-write, so that the file can carry data for its holders (a fencing counter). */
-		do {
-			fd = openat(s->dirfd, hold->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
-		} while (fd < 0 && errno == EINTR);
 		if (fd < 0) {
-			return lkc_flock_file_error(s, "open", hold->path, errno, err);
+			fd = lkc_flock_open_file(s, hold->path, err);
+			if (fd < 0) {
+				return err->code;
+			}
 		}
-		if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-			close(fd);
-			return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: lock file %s/%s is not a regular file", s->dir, hold->path);
-		}
-		lkc_flock_fix_mode(s, fd, &st);
-		step = lkc_flock_wait(s, hold->path, fd, &st, op, op == LOCK_SH ? LKC_FLOCK_YIELD : LKC_FLOCK_TAKE,
-			wait_ms, deadline_ns, err);
-		if (step == LKC_FLOCK_STALE) {
-			lkc_flock_unlock_close(fd);
-			continue;
+		step = LKC_FLOCK_FAIL;
+		if (yield == LKC_FLOCK_TAKE && (wait_ms == 0 || __atomic_load_n(&lkc_flock_slot(fd)->hdr->waiters, __ATOMIC_ACQUIRE) <= 0)) {
+			/* The uncontended case in one system call, without the wait's set-up; a wait queues behind waiters. */
+			int r = flock(fd, op | LOCK_NB);
+
+			if (r == 0 || errno == EWOULDBLOCK) {
+				step = lkc_flock_dead(fd) ? LKC_FLOCK_STALE : r == 0 ? LKC_FLOCK_GOT : wait_ms == 0 ? LKC_FLOCK_BUSY : LKC_FLOCK_FAIL;
+			}
 		}
 		if (step == LKC_FLOCK_FAIL) {
-			close(fd);
-			return err->code;
+			step = lkc_flock_wait(s, hold->path, fd, op, yield, 1, wait_ms, deadline_ns, err);
 		}
-		/* Kept also when the lock was busy: the next attempt needs no open(). */
-		hold->fd = fd;
-		return step == LKC_FLOCK_GOT ? LKC_OK : step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
+		switch (step) {
+			case LKC_FLOCK_GOT:
+				hold->fd = fd;
+				if (op == LOCK_EX && lkc_flock_grant(s, hold, fd, err) != LKC_OK) {
+					lkc_flock_let_go(s, hold);
+					return err->code;
+				}
+				return LKC_OK;
+			case LKC_FLOCK_STALE:
+				/* Removed or replaced: the file at the path is the one to lock. */
+				lkc_flock_unlock_close(fd);
+				quiet = 0;
+				continue;
+			case LKC_FLOCK_FAIL:
+				lkc_flock_close(fd);
+				return err->code;
+			default:
+				lkc_flock_put(s, fd);
+				return step == LKC_FLOCK_BUSY ? LKC_BUSY : LKC_INTERRUPTED;
+		}
 	}
 }
 
 /*
- * Unlocks and keeps the lock file open for the next hold. A hold that force_release
- * broke is not looked for: its release only lets go of the orphaned file, and the
- * next acquire finds the file replaced and opens the new one.
+ * Unlocks and puts the lock file into the cache. A hold that force_release broke
+ * lets go of the orphaned file and answers LKC_EXPIRED or LKC_LOST, as the other
+ * stores do.
  */
 static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
@@ -866,26 +1432,27 @@ static lkc_rc lkc_flock_release(lkc_store *store, lkc_hold *hold, int64_t delay_
 		/* A failed conversion lost the hold. */
 		return lkc_flock_gone(s, hold->path);
 	}
-	/* The lock belongs to the open file description: this frees it even if a forked child shares the descriptor. */
-	flock(hold->fd, LOCK_UN);
-	hold->quiet = !lkc_flock_wake(s, hold->path, hold->fd);
+	if (lkc_flock_dead(hold->fd)) {
+		lkc_flock_drop(hold);
+		return lkc_flock_gone(s, hold->path);
+	}
+	hold->quiet = !lkc_flock_let_go(s, hold);
 	return LKC_OK;
 }
 
-/* LKC_OK while our descriptor is still the file at the path. */
+/* LKC_OK while our file is the live one; unlike an acquire, this also sees a file removed by hand. */
 static lkc_rc lkc_flock_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
-	int ours;
+	struct stat st;
 
-	if (hold->fd < 0) {
+	if (hold->fd < 0 || lkc_flock_dead(hold->fd)) {
 		return lkc_flock_gone(s, hold->path);
 	}
-	ours = lkc_flock_still_ours(s, hold, err);
-	if (ours < 0) {
-		return err->code;
+	if (fstat(hold->fd, &st) != 0) {
+		return lkc_flock_file_error(s, "inspect", hold->path, errno, err);
 	}
-	return ours ? LKC_OK : lkc_flock_gone(s, hold->path);
+	return st.st_nlink == 0 ? lkc_flock_gone(s, hold->path) : LKC_OK;
 }
 
 /* As check, and lets go of a broken hold's file. */
@@ -920,131 +1487,80 @@ static lkc_rc lkc_flock_is_locked(lkc_store *store, const char *resource, size_t
 	return LKC_OK;
 }
 
-/* Breaks every holder of the resource by putting a fresh file at its name. */
-/*
- * The fencing counter lives at the start of the lock file as decimal text. It
- * is bumped the first time a hold asks for its token, which keeps the cycle of
- * holds that never ask at four system calls: tokens that were handed out still
- * strictly increase, since only an exclusive holder writes the counter.
- */
-#define LKC_FLOCK_FENCE_BYTES 24
-
-/* Reads the counter of the lock file fd: 0 for an empty or unreadable file, -1 with err filled on failure. */
-static int64_t lkc_flock_read_counter(const lkc_flock_store *s, int fd, const char *name, lkc_err *err)
-{
-	char buf[LKC_FLOCK_FENCE_BYTES + 1];
-	ssize_t n;
-	int64_t value = 0;
-
-	do {
-		n = pread(fd, buf, LKC_FLOCK_FENCE_BYTES, 0);
-	} while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		lkc_flock_file_error(s, "read", name, errno, err);
-		return -1;
-	}
-	for (ssize_t i = 0; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) {
-		if (value > (INT64_MAX - 9) / 10) {
-			break;
-		}
-		value = value * 10 + (buf[i] - '0');
-	}
-	return value;
-}
-
-/* Writes counter value to the lock file fd. */
-static lkc_rc lkc_flock_write_counter(const lkc_flock_store *s, int fd, const char *name, int64_t value, lkc_err *err)
-{
-	char buf[LKC_FLOCK_FENCE_BYTES + 1];
-	int len = snprintf(buf, sizeof(buf), "%020lld\n", (long long) value);
-	ssize_t n;
-
-	do {
-		n = pwrite(fd, buf, (size_t) len, 0);
-	} while (n < 0 && errno == EINTR);
-	if (n != len) {
-		return lkc_flock_file_error(s, "write the fencing counter of", name, n < 0 ? errno : EIO, err);
-	}
-	return LKC_OK;
-}
-
-/* Bumps the counter in the held lock file and hands out its new value. */
+/* The token the exclusive hold got with its grant (the lock layer keeps it; this serves a hold that lacks one). */
 static lkc_rc lkc_flock_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 {
-	lkc_flock_store *s = (lkc_flock_store *) store;
-	int64_t value;
-
-	if (hold->fd < 0) {
+	(void) store;
+	if (hold->fd < 0 || lkc_flock_dead(hold->fd)) {
 		return lkc_err_set(err, LKC_ERR_STATE, "flock: the lock is not held");
 	}
-	value = lkc_flock_read_counter(s, hold->fd, hold->path, err);
-	if (value < 0) {
-		return err->code;
-	}
-	if (value == INT64_MAX) {
-		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: the fencing counter of %s/%s is exhausted", s->dir, hold->path);
-	}
-	if (lkc_flock_write_counter(s, hold->fd, hold->path, value + 1, err) != LKC_OK) {
-		return err->code;
-	}
-	*fence = value + 1;
+	*fence = lkc_flock_gen(hold->fd);
 	return LKC_OK;
 }
 
-/* How far a replaced file's counter jumps ahead, past tokens a broken holder may still take from the old file. */
-#define LKC_FLOCK_FENCE_MARGIN 1024
-
-/* Copies the fencing counter of the file at name into the new file fd, plus the margin. */
-static lkc_rc lkc_flock_carry_counter(const lkc_flock_store *s, const char *name, int fd, lkc_err *err)
-{
-	int missing;
-	int old = lkc_flock_open_existing(s, name, &missing, err);
-	int64_t value;
-
-	if (old < 0) {
-		/* Nothing at the name, or something that is no lock file of ours (a planted link): no counter to carry. */
-		(void) missing;
-		lkc_err_clear(err);
-		return LKC_OK;
-	}
-	value = lkc_flock_read_counter(s, old, name, err);
-	close(old);
-	if (value < 0) {
-		return err->code;
-	}
-	if (value == 0) {
-		return LKC_OK;
-	}
-	return lkc_flock_write_counter(s, fd, name, value > INT64_MAX - LKC_FLOCK_FENCE_MARGIN ? INT64_MAX : value + LKC_FLOCK_FENCE_MARGIN, err);
-}
-
+/*
+ * Breaks every holder of the resource: marks the file dead in its header, then
+ * puts a fresh file at its name, atomically, carrying the counter ahead. Holders
+ * keep their lock on the old inode, which their check() and release() see dead;
+ * waiters get IN_ATTRIB on it (the link count) and move over.
+ */
 static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
 	char token[LKC_TOKEN_LEN + 1];
 	char tmp[LKC_TOKEN_LEN + 16];
 	char *name = lkc_flock_file_name(resource, len);
+	lkc_flock_hdr hdr;
+	char old[LKC_FLOCK_HDR_OFF];
+	uint32_t dead = 1;
 	struct stat st;
-	int fd;
+	int64_t gen = 0;
+	ssize_t n;
+	int fd, ofd;
 
 	if (name == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
 	}
-	if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-		lkc_rc rc = errno == ENOENT ? LKC_OK : lkc_flock_file_error(s, "inspect", name, errno, err);
+	do {
+		ofd = openat(s->dirfd, name, O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	} while (ofd < 0 && errno == EINTR);
+	if (ofd < 0 && errno == ENOENT) {
 		free(name);
-		return rc;
+		return LKC_OK;
 	}
-	/*
-	 * Holders keep their lock on the inode, so the only way to break them is to put a
-	 * new file at the name, atomically: they are left with an unlinked inode (their
-	 * check() says so), and waiters get IN_ATTRIB on the old one and move over. The
-	 * temporary name starts with '.', which no lock file name does.
-	 */
+	if (ofd < 0 && errno != ELOOP) {
+		lkc_flock_file_error(s, "open", name, errno, err);
+		free(name);
+		return err->code;
+	}
+	/* Something planted at the name (a link, a FIFO) is no lock file: it is only replaced. */
+	if (ofd >= 0 && fstat(ofd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* Dead first: whoever locks the old file from now on moves to the path, where the new one is about to be. */
+		n = pwrite(ofd, &dead, sizeof(dead), LKC_FLOCK_HDR_OFF + offsetof(lkc_flock_hdr, dead));
+		if (n != (ssize_t) sizeof(dead)) {
+			lkc_flock_file_error(s, "mark", name, n < 0 ? errno : EIO, err);
+			close(ofd);
+			free(name);
+			return err->code;
+		}
+		memset(&hdr, 0, sizeof(hdr));
+		memset(old, 0, sizeof(old));
+		if (pread(ofd, &hdr, sizeof(hdr), LKC_FLOCK_HDR_OFF) == (ssize_t) sizeof(hdr) && hdr.magic == LKC_FLOCK_MAGIC) {
+			gen = hdr.gen;
+		} else if (pread(ofd, old, sizeof(old), 0) > 0) {
+			for (size_t i = 0; i < sizeof(old) && old[i] >= '0' && old[i] <= '9' && gen <= (INT64_MAX - 9) / 10; i++) {
+				gen = gen * 10 + (old[i] - '0');
+			}
+		}
+	}
+	if (ofd >= 0) {
+		close(ofd);
+	}
 	if (lkc_token_new(token, err) != LKC_OK) {
 		free(name);
 		return err->code;
 	}
+	/* The temporary name starts with '.', which no lock file name does. */
 	snprintf(tmp, sizeof(tmp), ".%s.tmp", token);
 	fd = openat(s->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
 	if (fd < 0) {
@@ -1053,7 +1569,15 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 		return err->code;
 	}
 	fchmod(fd, (mode_t) s->mode);
-	if (lkc_flock_carry_counter(s, name, fd, err) != LKC_OK) {
+	memset(&hdr, 0, sizeof(hdr));
+	if (gen > 0) {
+		/* A broken holder may still be granted the old file once more, before it sees the flag. */
+		hdr.magic = LKC_FLOCK_MAGIC;
+		hdr.gen = gen > INT64_MAX - LKC_FLOCK_FENCE_MARGIN ? INT64_MAX : gen + LKC_FLOCK_FENCE_MARGIN;
+	}
+	if (ftruncate(fd, LKC_FLOCK_FILE_SIZE) != 0
+		|| pwrite(fd, &hdr, sizeof(hdr), LKC_FLOCK_HDR_OFF) != (ssize_t) sizeof(hdr)) {
+		lkc_flock_file_error(s, "write", tmp, errno, err);
 		close(fd);
 		unlinkat(s->dirfd, tmp, 0);
 		free(name);
@@ -1070,32 +1594,62 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 	return LKC_OK;
 }
 
-/* Closes the descriptor, held or kept, leaving any lock on it in place: it may be the parent's. */
+/* Closes the descriptor, leaving any lock on it in place: it may be the parent's. */
 static void lkc_flock_abandon(lkc_store *store, lkc_hold *hold)
 {
 	(void) store;
 	if (hold->fd >= 0) {
-		/*
-		 * No LOCK_UN: the lock belongs to the open file description, which the parent
-		 * still uses. Closing even a descriptor kept without a hold gives a forked child
-		 * a description of its own on its next acquire.
-		 */
-		close(hold->fd);
+		/* No LOCK_UN: the lock belongs to the open file description, which the parent still uses. */
+		lkc_flock_close(hold->fd);
 		hold->fd = -1;
 	}
 }
 
-/* Closes the directory and the inotify instance and frees the store. */
+/* Retires the cached files (removing the idle ones), closes the directory and the inotify instance and frees the store. */
 static void lkc_flock_destroy(lkc_store *store)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
 
+	while (s->lru_last >= 0) {
+		lkc_flock_retire(s, s->lru_last);
+	}
+	/* Slots of descriptors the lock layer closed while held: the numbers are not ours to close. */
+	for (int fd = 0; fd < lkc_flock_files_cap; fd++) {
+		if (lkc_flock_slot(fd)->store == s) {
+			lkc_flock_forget(fd);
+		}
+	}
 	close(s->dirfd);
-	if (s->inotify_fd >= 0) {
+	if (s->inotify_fd >= 0 && s->inotify_pid == lkc_pid()) {
 		close(s->inotify_fd);
 	}
+	free(s->watches);
+	free(s->buckets);
 	free(s->dir);
 	free(s);
+}
+
+lkc_rc lkc_flock_set_cache(lkc_store *store, long cache, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+
+	if (store->ops != &lkc_flock_ops) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "flock: not a flock store");
+	}
+	if (cache < 0 || cache > LKC_FLOCK_CACHE_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "flock: cache must be between 0 and %d, %ld given", LKC_FLOCK_CACHE_MAX, cache);
+	}
+	s->cache_max = (unsigned) cache;
+	while (s->idle > s->cache_max) {
+		lkc_flock_retire(s, s->lru_last);
+	}
+	if (s->idle == 0 && s->nbuckets > 0) {
+		/* Sized again for the new bound on the next release. */
+		free(s->buckets);
+		s->buckets = NULL;
+		s->nbuckets = 0;
+	}
+	return LKC_OK;
 }
 
 static const lkc_store_ops lkc_flock_ops = {

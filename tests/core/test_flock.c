@@ -274,7 +274,7 @@ static void exclusive_holds_conflict_in_process(void)
 	/* Acquiring again in the same mode keeps the hold. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(a.fd >= 0 && a.mode == LKC_MODE_NONE);
+	CHECK(a.fd == -1 && a.mode == LKC_MODE_NONE);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
@@ -330,7 +330,7 @@ static void timed_wait_ends_busy(void)
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 100, &err), LKC_BUSY, &err);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 30, &err), LKC_BUSY, &err);
-	CHECK(b.mode == LKC_MODE_NONE && b.fd >= 0);
+	CHECK(b.mode == LKC_MODE_NONE && b.fd == -1);
 	/* The waits are over, and so are their marks: releases need not wake anybody, readers need not hold back. */
 	CHECK(!has_waiter(a.fd) && !has_writer(a.fd));
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
@@ -559,8 +559,8 @@ static void force_release_breaks_holder(void)
 	CHECK(locked == 0);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_LOST, &err);
-	/* Releasing a broken hold only lets go of the orphaned file. */
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	/* Releasing a broken hold lets go of the orphaned file and says who has the lock now. */
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_LOST, &err);
 	CHECK(a.mode == LKC_MODE_NONE);
 	CHECK_RC(lkc_check(store, &b, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
@@ -776,15 +776,16 @@ static void holds_convert(void)
 	rm_rf(dir);
 }
 
-static void descriptor_is_kept_across_holds(void)
+static void cached_file_serves_repeated_holds(void)
 {
-	char dir[64];
+	char dir[64], path[256];
 	lkc_store *store;
 	lkc_hold a, b;
 	lkc_err err;
 	int fd, fds;
 
 	make_tmpdir(dir);
+	lock_path(path, sizeof(path), dir, "kept");
 	store = open_store(dir);
 	init_hold(&a, "kept");
 	init_hold(&b, "kept");
@@ -794,22 +795,26 @@ static void descriptor_is_kept_across_holds(void)
 	/* The offset belongs to the open file description: a reopen would reset it. */
 	CHECK(lseek(fd, 7, SEEK_SET) == 7);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	/* b keeps its descriptor too, so that the count below covers both. */
+	CHECK(a.fd == -1);
+	/* Another hold of this store gets the idle file from the cache. */
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(b.fd == fd && lseek(b.fd, 0, SEEK_CUR) == 7);
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	/* Two holds at once need two descriptions: the second is cached as well. */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	fds = open_fds();
-	/* No fork in this loop: a fork since the last hold makes the next acquire open a description of its own. */
 	for (int i = 0; i < 5; i++) {
 		CHECK_RC(lkc_acquire(store, &a, i % 2 ? LKC_MODE_SHARED : LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
-		CHECK(a.fd == fd && lseek(a.fd, 0, SEEK_CUR) == 7);
 		CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
 		CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-		CHECK(a.fd == fd && a.mode == LKC_MODE_NONE);
+		CHECK(a.fd == -1 && a.mode == LKC_MODE_NONE);
 		CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 		CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
 	}
 	CHECK(open_fds() == fds);
-	/* Another process's holds conflict with the kept description as with a fresh one. */
+	/* Another process's holds conflict with a cached description as with a fresh one. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	CHECK(other_process_tries(dir, "kept", LKC_MODE_EXCLUSIVE) == LKC_BUSY);
 	CHECK(other_process_tries(dir, "kept", LKC_MODE_SHARED) == LKC_OK);
@@ -817,8 +822,11 @@ static void descriptor_is_kept_across_holds(void)
 	CHECK(other_process_tries(dir, "kept", LKC_MODE_EXCLUSIVE) == LKC_OK);
 	lkc_hold_dispose(&a);
 	lkc_hold_dispose(&b);
-	CHECK(open_fds() == fds - 2);
+	CHECK(open_fds() == fds);
+	CHECK(access(path, F_OK) == 0);
+	/* The store removes its idle files when it goes. */
 	store->ops->destroy(store);
+	CHECK(access(path, F_OK) != 0);
 	rm_rf(dir);
 }
 
@@ -859,7 +867,8 @@ static void release_wakes_waiter_without_close(void)
 	/* The waiter marks itself before it sleeps; our release looks for that mark, as it closes nothing. */
 	CHECK(await_waiter(fd));
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(a.fd == fd);
+	/* The file stays open in the store's cache. */
+	CHECK(a.fd == -1);
 	CHECK(reap(pid) == 0);
 	CHECK(!has_waiter(fd));
 	lkc_hold_dispose(&a);
@@ -926,30 +935,72 @@ static void force_release_while_kept_reopens(void)
 	rm_rf(dir);
 }
 
-static void removed_file_is_reopened(void)
+/* The number of lock files (names ending in .lock) in dir. */
+static int lock_files(const char *dir)
 {
-	char dir[64], path[256];
+	char cmd[160], line[256];
+	FILE *ls;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "ls -A %s", dir);
+	ls = popen(cmd, "r");
+	while (ls != NULL && fgets(line, sizeof(line), ls) != NULL) {
+		n += strstr(line, ".lock\n") != NULL;
+	}
+	if (ls != NULL) {
+		pclose(ls);
+	}
+	return n;
+}
+
+static void idle_files_are_removed(void)
+{
+	char dir[64], path[256], name[32];
 	lkc_store *store;
-	lkc_hold a;
+	lkc_hold a, h;
 	lkc_err err;
-	struct stat mine, at;
+	int64_t t1 = -1, t2 = -1, t3 = -1;
 
 	make_tmpdir(dir);
 	lock_path(path, sizeof(path), dir, "removed");
 	store = open_store(dir);
 	init_hold(&a, "removed");
 	lkc_err_clear(&err);
-	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(unlink(path) == 0);
+	CHECK_RC(lkc_flock_set_cache(store, -1, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_flock_set_cache(store, 65537, &err), LKC_ERR_INVALID, &err);
+	/* Without a cache, a released file nobody waits for goes at once, and its counter lives on. */
+	CHECK_RC(lkc_flock_set_cache(store, 0, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
-	CHECK(fstat(a.fd, &mine) == 0 && stat(path, &at) == 0 && mine.st_ino == at.st_ino);
+	CHECK_RC(lkc_fence(store, &a, &t1, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(access(path, F_OK) != 0);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &t2, &err), LKC_OK, &err);
+	CHECK(t2 > t1);
+	/* A file held elsewhere stays. */
 	CHECK(other_process_tries(dir, "removed", LKC_MODE_EXCLUSIVE) == LKC_BUSY);
-	/* Removed while held: the hold is gone, and says so. */
+	CHECK(access(path, F_OK) == 0);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(lock_files(dir) == 0);
+	/* With a cache of two, a hundred names leave two files. */
+	CHECK_RC(lkc_flock_set_cache(store, 2, &err), LKC_OK, &err);
+	for (int i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "name-%d", i);
+		init_hold(&h, name);
+		CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+		lkc_hold_dispose(&h);
+	}
+	CHECK(lock_files(dir) == 2);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &t3, &err), LKC_OK, &err);
+	CHECK(t3 > t2);
+	/* A file removed by hand while held: check() says so. */
 	CHECK(unlink(path) == 0);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_EXPIRED, &err);
 	lkc_hold_dispose(&a);
 	store->ops->destroy(store);
+	CHECK(lock_files(dir) == 0);
 	rm_rf(dir);
 }
 
@@ -959,40 +1010,48 @@ static void hold_after_fork_is_not_shared(void)
 	lkc_store *store;
 	lkc_hold a;
 	lkc_err err;
-	int go[2];
-	int kept;
-	pid_t pid;
+	int go[2], ready[2];
+	pid_t holder, child = -1;
 
 	make_tmpdir(dir);
-	store = open_store(dir);
-	init_hold(&a, "after-fork");
-	lkc_err_clear(&err);
-	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	kept = a.fd;
-	CHECK(pipe(go) == 0);
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		/* Our copy of the kept descriptor must not share the lock the parent takes after the fork. */
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1) {
+	CHECK(pipe(go) == 0 && pipe(ready) == 0);
+	holder = fork();
+	if (holder == 0) {
+		/* Holds, forks a child that outlives us, and dies without releasing. */
+		store = open_store(dir);
+		init_hold(&a, "after-fork");
+		if (lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err) != LKC_OK) {
 			_exit(2);
 		}
-		if (flock(kept, LOCK_EX | LOCK_NB) == 0) {
-			_exit(1);
+		child = fork();
+		if (child == 0) {
+			char c;
+
+			close(ready[1]);
+			close(go[1]);
+			/* Until the test closes go, whatever our parent does. */
+			if (read(go[0], &c, 1) < 0) {
+				_exit(3);
+			}
+			_exit(0);
 		}
-		_exit(errno == EWOULDBLOCK ? 0 : 3);
+		if (write(ready[1], &child, sizeof(child)) != (ssize_t) sizeof(child)) {
+			_exit(4);
+		}
+		_exit(0);
 	}
+	close(ready[1]);
 	close(go[0]);
-	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
-	CHECK(write(go[1], "x", 1) == 1);
-	CHECK(reap(pid) == 0);
+	CHECK(read(ready[0], &child, sizeof(child)) == (ssize_t) sizeof(child));
+	CHECK(reap(holder) == 0);
+	/* The holder is gone, its child lives on with what it inherited closed: the lock is free. */
+	CHECK(kill(child, 0) == 0);
+	CHECK(other_process_tries(dir, "after-fork", LKC_MODE_EXCLUSIVE) == LKC_OK);
 	close(go[1]);
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	lkc_hold_dispose(&a);
-	store->ops->destroy(store);
+	close(ready[0]);
+	while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+		continue;
+	}
 	rm_rf(dir);
 }
 
@@ -1101,7 +1160,7 @@ static void readers_hold_back_for_waiting_writer(void)
 {
 	char dir[64];
 	lkc_store *store;
-	lkc_hold a, b;
+	lkc_hold a, b, c;
 	lkc_err err;
 	pid_t pid;
 
@@ -1109,6 +1168,7 @@ static void readers_hold_back_for_waiting_writer(void)
 	store = open_store(dir);
 	init_hold(&a, "prefer");
 	init_hold(&b, "prefer");
+	init_hold(&c, "prefer");
 	lkc_err_clear(&err);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	/* Readers mark nothing while they hold. */
@@ -1120,17 +1180,22 @@ static void readers_hold_back_for_waiting_writer(void)
 		child_waits(dir, "prefer", LKC_MODE_EXCLUSIVE);
 	}
 	CHECK(await_writer(a.fd));
-	/* Only a reader holds the lock, yet a new reader waits behind the writer, in this process as in another. */
-	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
-	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 50, &err), LKC_BUSY, &err);
-	CHECK(b.mode == LKC_MODE_NONE);
+	/*
+	 * Only a reader holds the lock, yet a new reader waits behind the writer, in this
+	 * process as in another (b, whose last release found nobody waiting, may take one
+	 * more hold without looking; c has not released anything yet).
+	 */
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &c, LKC_MODE_SHARED, LKC_TTL_NONE, 50, &err), LKC_BUSY, &err);
+	CHECK(c.mode == LKC_MODE_NONE);
 	CHECK(other_process_tries(dir, "prefer", LKC_MODE_SHARED) == LKC_BUSY);
 	/* The last reader's release lets the writer in; it exits holding, which releases. */
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	CHECK(reap(pid) == 0);
-	CHECK(!has_writer(a.fd) && !has_waiter(a.fd));
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK(!has_writer(b.fd) && !has_waiter(b.fd));
 	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&c);
 	lkc_hold_dispose(&a);
 	lkc_hold_dispose(&b);
 	store->ops->destroy(store);
@@ -1465,9 +1530,9 @@ TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_
 	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
 	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
 	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
-	T(holds_convert), T(host_interrupts_wait), T(descriptor_is_kept_across_holds),
+	T(holds_convert), T(host_interrupts_wait), T(cached_file_serves_repeated_holds),
 	T(release_wakes_waiter_without_close), T(downgrade_wakes_readers), T(force_release_while_kept_reopens),
-	T(removed_file_is_reopened), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase),
+	T(idle_files_are_removed), T(hold_after_fork_is_not_shared), T(fencing_tokens_increase),
 	T(readers_hold_back_for_waiting_writer), T(quiet_release_allows_one_more_reader),
 	T(demotion_ignores_waiting_writer), T(promotion_waits_as_writer),
 	T(writer_not_starved_by_readers), T(timed_out_writer_lets_readers_in), T(interrupted_writer_lets_readers_in))

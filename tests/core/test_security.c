@@ -165,7 +165,7 @@ static void flock_lock_file(const char *dir, int mode, const char *resource, cha
 	CHECK_RC(lkc_acquire(store, &hold, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
 	/* force_release puts a new file at the name: it must get the same mode. */
 	CHECK_RC(store->ops->force_release(store, resource, strlen(resource), &err), LKC_OK, &err);
-	CHECK_RC(lkc_release(store, &hold, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &hold, 0, &err), LKC_EXPIRED, &err);
 	lkc_hold_dispose(&hold);
 	store->ops->destroy(store);
 	name = lkc_flock_file_name(resource, strlen(resource));

@@ -8,7 +8,7 @@ require __DIR__ . '/../inc/common.inc';
 
 final class JobFailed extends Exception {}
 
-foreach (['semaphore', 'redis'] as $kind) {
+foreach (['flock', 'semaphore', 'redis'] as $kind) {
     echo "-- $kind\n";
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
@@ -38,6 +38,14 @@ foreach (['semaphore', 'redis'] as $kind) {
 }
 ?>
 --EXPECT--
+-- flock
+JobFailed: the job failed
+NULL
+bool(false)
+bool(false)
+string(5) "again"
+Lock\ExpiredException
+bool(false)
 -- semaphore
 JobFailed: the job failed
 NULL
