@@ -12,8 +12,6 @@
 # (built with scripts/build.sh) and talk to a redis-server of our own on a free loopback port,
 # unless LOCK_TEST_REDIS_PORT names one already running.
 #
-# Tests in the PHPUnit group needs-ext need features the extension does not have yet
-# (adapters/README.md lists them); LOCK_ADAPTERS_NEEDS_EXT=1 runs them too.
 #
 # Last line: "N passed, N failed" (", N skipped" when any); exit status 1 on any failure.
 set -u
@@ -112,8 +110,6 @@ count() {
 	skipped=$((skipped + skips))
 }
 
-groups="--exclude-group needs-ext"
-[ "${LOCK_ADAPTERS_NEEDS_EXT:-0}" = 1 ] && groups=""
 
 for adapter in $adapters; do
 	versions=default
@@ -138,7 +134,7 @@ for adapter in $adapters; do
 		else
 			# shellcheck disable=SC2086
 			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
-				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $groups $absent >&2
+				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $absent >&2
 		fi
 		count "$log"
 	done

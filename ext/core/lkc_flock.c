@@ -48,6 +48,7 @@
 #include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -1487,6 +1488,170 @@ static lkc_rc lkc_flock_is_locked(lkc_store *store, const char *resource, size_t
 	return LKC_OK;
 }
 
+/*
+ * Whether a flock() hold exists on the inode of fd, looked up in /proc/locks
+ * without taking anything: 1, 0, or -1 when the table cannot be read. Waiters
+ * blocked in flock() ("->" lines) hold nothing; our waiters never block there.
+ */
+static int lkc_flock_held_proc(int fd)
+{
+	char want[64], line[256];
+	struct stat st;
+	FILE *locks;
+	int held = 0;
+
+	if (fstat(fd, &st) != 0 || (locks = fopen("/proc/locks", "re")) == NULL) {
+		return -1;
+	}
+	snprintf(want, sizeof(want), " %02x:%02x:%lu ", major(st.st_dev), minor(st.st_dev), (unsigned long) st.st_ino);
+	while (!held && fgets(line, sizeof(line), locks) != NULL) {
+		held = strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL;
+	}
+	fclose(locks);
+	return held;
+}
+
+/* Whether a waiter that is still alive (its mark stands) queues in the header of fd. */
+static int lkc_flock_queued(int fd)
+{
+	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
+
+	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+		if (__atomic_load_n(&hdr->queue[i].since_ns, __ATOMIC_ACQUIRE) != 0 && lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i)) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Whether the lock file fd is free for a waitUntilFree(): nobody holds it and no
+ * waiter queues for it. 1, 0, -1 with err filled. Where /proc/locks cannot tell
+ * (or on a network file system, whose holds it does not show), one attempt that
+ * is given back at once: it holds the lock for an instant, so it wakes whoever
+ * marked itself meanwhile.
+ */
+static int lkc_flock_free_now(const lkc_flock_store *s, const char *name, int fd, lkc_err *err)
+{
+	int held = s->emulated ? -1 : lkc_flock_held_proc(fd);
+
+	if (held < 0) {
+		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+			if (errno != EWOULDBLOCK && errno != EINTR) {
+				lkc_flock_file_error(s, "lock", name, errno, err);
+				return -1;
+			}
+			return 0;
+		}
+		flock(fd, LOCK_UN);
+		lkc_flock_wake(s, name, fd);
+		held = 0;
+	}
+	return !held && (s->emulated || !lkc_flock_queued(fd));
+}
+
+/*
+ * Waits until nobody holds the resource's lock file and nobody queues for it,
+ * taking nothing: marked as a waiter (so that releases post an inotify event),
+ * not queued (so it passes nobody and delays nobody), watching the inode.
+ */
+static lkc_rc lkc_flock_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	char *name = lkc_flock_file_name(resource, len);
+	uint64_t deadline;
+	lkc_rc rc = LKC_OK;
+
+	if (name == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	wait_ms = lkc_flock_clamp_wait(wait_ms);
+	deadline = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
+	for (;;) {
+		struct stat st;
+		lkc_flock_hdr *hdr;
+		int fd, ino = -1, wd = -1, marked, stale = 0, slice_ms = 1;
+
+		/* No file: nobody ever held it, or it was removed while idle. */
+		if (fstatat(s->dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT) {
+			break;
+		}
+		fd = lkc_flock_cache_take(s, name);
+		if (fd < 0 && (fd = lkc_flock_open_file(s, name, err)) < 0) {
+			rc = err->code;
+			break;
+		}
+		hdr = lkc_flock_slot(fd)->hdr;
+		/* Counted, marked, watched, then looked at: the order lkc_flock_let_go and lkc_flock_wake rely on. */
+		__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
+		marked = lkc_flock_mark_waiting(s, fd, 0);
+		ino = marked ? lkc_flock_inotify(s) : -1;
+		wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
+		if (wd >= 0 && !lkc_flock_watch_ref(s, wd)) {
+			inotify_rm_watch(ino, wd);
+			wd = -1;
+		}
+		if (wd >= 0) {
+			lkc_flock_drain(ino);
+		}
+		for (;;) {
+			struct pollfd pfd;
+			int timeout, n, free_now;
+
+			if (lkc_flock_dead(fd)) {
+				/* Removed or replaced: look at what is at the path now. */
+				stale = 1;
+				break;
+			}
+			free_now = lkc_flock_free_now(s, name, fd, err);
+			if (free_now != 0) {
+				rc = free_now > 0 ? LKC_OK : err->code;
+				break;
+			}
+			timeout = lkc_flock_left(wait_ms, deadline);
+			if (timeout == 0) {
+				rc = lkc_err_set(err, LKC_BUSY, "flock: lock file %s/%s is still held", s->dir, name);
+				break;
+			}
+			if (wd < 0 || lkc_flock_queued(fd)) {
+				/* Without a watch, or while a queued waiter takes its turn (which posts nothing): look again soon. */
+				if (timeout < 0 || timeout > slice_ms) {
+					timeout = slice_ms;
+				}
+				slice_ms = slice_ms >= 25 ? 50 : slice_ms * 2;
+			}
+			pfd.fd = wd >= 0 ? ino : -1;
+			pfd.events = POLLIN;
+			pfd.revents = 0;
+			n = poll(&pfd, 1, timeout);
+			if (n < 0 && errno != EINTR) {
+				rc = lkc_err_errno(err, LKC_ERR_SYSTEM, errno, "flock: cannot wait for lock file %s/%s", s->dir, name);
+				break;
+			}
+			if (n < 0 && lkc_interrupted()) {
+				rc = lkc_err_set(err, LKC_INTERRUPTED, "flock: the wait for lock file %s/%s was interrupted", s->dir, name);
+				break;
+			}
+			if (n > 0) {
+				lkc_flock_drain(ino);
+			}
+		}
+		if (wd >= 0) {
+			lkc_flock_watch_unref(s, ino, wd);
+		}
+		__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
+		if (marked) {
+			lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, 1);
+		}
+		lkc_flock_put(s, fd);
+		if (!stale) {
+			break;
+		}
+	}
+	free(name);
+	return rc;
+}
+
 /* The token the exclusive hold got with its grant (the lock layer keeps it; this serves a hold that lacks one). */
 static lkc_rc lkc_flock_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 {
@@ -1661,6 +1826,7 @@ static const lkc_store_ops lkc_flock_ops = {
 	.refresh = lkc_flock_refresh,
 	.check = lkc_flock_check,
 	.is_locked = lkc_flock_is_locked,
+	.wait_free = lkc_flock_wait_free,
 	.force_release = lkc_flock_force_release,
 	.abandon = lkc_flock_abandon,
 	.destroy = lkc_flock_destroy,

@@ -6,7 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['semaphore', 'redis'] as $kind) {
+foreach (['semaphore', 'redis', 'flock'] as $kind) {
     echo "-- $kind\n";
     $dir = $kind === 'flock' ? lock_test_tmpdir('flock') : null;
     $prefix = lock_test_prefix();
@@ -85,3 +85,17 @@ ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #1 ($resource) must
 ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
 ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
 ValueError: Lock\Store\RedisStore::waitUntilFree(): Argument #2 ($timeout) must %s
+-- flock
+bool(true)
+bool(true)
+write hold: true, locked after: false
+read hold: true, locked after: false
+timeout: false, the holder still holds: true
+behind a waiter: true, locked after: false
+the waiter: bool(true) done
+bool(true)
+errors:
+ValueError: Lock\Store\FlockStore::waitUntilFree(): Argument #1 ($resource) must %s
+ValueError: Lock\Store\FlockStore::waitUntilFree(): Argument #2 ($timeout) must %s
+ValueError: Lock\Store\FlockStore::waitUntilFree(): Argument #2 ($timeout) must %s
+ValueError: Lock\Store\FlockStore::waitUntilFree(): Argument #2 ($timeout) must %s

@@ -19,10 +19,6 @@ use Lock\Store;
  */
 class LockBackend implements LockBackendInterface
 {
-    /** Polling interval bounds of wait() on a store without its own waitUntilFree(), seconds. */
-    private const POLL_FIRST = 0.002;
-    private const POLL_MAX = 0.05;
-
     /** The longest wait the extension takes, seconds; a longer $delay waits without a limit. */
     private const WAIT_MAX = 1e9;
 
@@ -30,14 +26,6 @@ class LockBackend implements LockBackendInterface
     protected array $locks = [];
 
     protected ?string $lockId = null;
-
-    /**
-     * Stores whose waitUntilFree() answered that it is not implemented yet
-     * (flock and Redis, until the extension has it): wait() polls them.
-     *
-     * @var \WeakMap<Store, true>|null
-     */
-    private static ?\WeakMap $pollingStores = null;
 
     public function __construct(protected readonly Factory $factory)
     {
@@ -97,10 +85,7 @@ class LockBackend implements LockBackendInterface
      * true: still held after $delay; false: it may be available (acquire it).
      *
      * The wait is the store's own (Store::waitUntilFree()), woken by the
-     * release. A store that answers that it cannot wait yet (the extension's
-     * flock and Redis stores, for now) is asked every few milliseconds
-     * instead (2 ms at first, doubling up to 50 ms); that fallback goes once
-     * the extension implements waitUntilFree() on every store.
+     * release, on every store.
      */
     public function wait($name, $delay = 30)
     {
@@ -111,19 +96,8 @@ class LockBackend implements LockBackendInterface
             return $store->isLocked($name);
         }
         $timeout = $delay > self::WAIT_MAX ? null : $delay;
-        self::$pollingStores ??= new \WeakMap();
-        if (!isset(self::$pollingStores[$store])) {
-            try {
-                return !$store->waitUntilFree($name, $timeout);
-            } catch (LockException $e) {
-                if (!self::waitUnsupported($e)) {
-                    throw $e;
-                }
-                self::$pollingStores[$store] = true;
-            }
-        }
 
-        return self::poll($store, $name, $timeout);
+        return !$store->waitUntilFree($name, $timeout);
     }
 
     /** Gives up $name if held here; silent when it was not, or had expired or been broken. */
@@ -178,29 +152,5 @@ class LockBackend implements LockBackendInterface
     protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock
     {
         return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId());
-    }
-
-    /** Whether waitUntilFree() threw because the store does not implement it (not a failure of the store). */
-    private static function waitUnsupported(LockException $e): bool
-    {
-        return get_class($e) === LockException::class
-            && str_contains($e->getMessage(), 'cannot wait for a resource to be free');
-    }
-
-    /** wait() on a store without its own waitUntilFree(): true when still held after $timeout seconds (null: none). */
-    private static function poll(Store $store, string $name, ?float $timeout): bool
-    {
-        $deadline = $timeout === null ? null : hrtime(true) + (int) ($timeout * 1e9);
-        $pause = self::POLL_FIRST;
-        while ($store->isLocked($name)) {
-            $left = $deadline === null ? $pause : ($deadline - hrtime(true)) / 1e9;
-            if ($left <= 0.0) {
-                return true;
-            }
-            usleep((int) (min($pause, $left) * 1e6));
-            $pause = min($pause * 2, self::POLL_MAX);
-        }
-
-        return false;
     }
 }

@@ -160,31 +160,12 @@ final class LockBackendTest extends TestCase
         self::assertFalse($a->wait($name, 2e9));
     }
 
-    /** The stores whose waitUntilFree() the extension implements today. */
-    public static function storesThatWait(): array
-    {
-        return ['semaphore' => ['semaphore']];
-    }
-
-    /** The stores whose waitUntilFree() is still to come: wait() polls them meanwhile. */
-    public static function storesThatWaitLater(): array
-    {
-        return ['redis' => ['redis'], 'flock' => ['flock']];
-    }
-
-    #[DataProvider('storesThatWait')]
+    #[DataProvider('stores')]
     public function testWaitIsTheStoresOwnWait(string $store): void
     {
         self::assertTrue(Factory::fromDsn(Env::dsn($store))->getStore()->waitUntilFree(Env::name(), 0.0), 'implemented');
         $this->testWaitEndsWithTheReleaseAndTakesNothing($store);
         $this->testWaitGivesUpAfterTheDelay($store);
-    }
-
-    #[Group('needs-ext')]
-    #[DataProvider('storesThatWaitLater')]
-    public function testWaitIsTheStoresOwnWaitOnFlockAndRedis(string $store): void
-    {
-        $this->testWaitIsTheStoresOwnWait($store);
     }
 
     public function testWaitOnAStoreThatIsDownThrows(): void

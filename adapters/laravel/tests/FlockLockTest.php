@@ -13,7 +13,6 @@ final class FlockLockTest extends ProcessBoundLockTestCase
         return 'flock';
     }
 
-    #[Group('needs-ext')]
     public function testReleaseAfterForceReleaseIsFalse(): void
     {
         $this->releaseAfterForceRelease();

@@ -189,7 +189,6 @@ final class LockMutexTest extends TestCase
         $this->releaseAfterForceRelease($store);
     }
 
-    #[Group('needs-ext')]
     public function testReleaseAfterForceReleaseAnswersFalseOnFlock(): void
     {
         $this->releaseAfterForceRelease('flock');

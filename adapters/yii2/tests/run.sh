@@ -2,7 +2,6 @@
 # Runs this adapter's PHPUnit suite against the extension built in this checkout
 # (modules/lock.so; scripts/build.sh builds it).
 #   LOCK_TEST_REDIS_PORT  a redis-server to use; without it one is started on a free port
-#   LOCK_ADAPTERS_NEEDS_EXT=1  also run the group needs-ext (extension features still to come)
 # PHPUnit goes into adapters/.vendor/<adapter>/ (git-ignored) with a test-only composer.json.
 set -euo pipefail
 
@@ -49,7 +48,5 @@ if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
 fi
 export LOCK_TEST_REDIS_PORT LOCK_TEST_EXT=$so LOCK_TEST_AUTOLOAD=$vendor/vendor/autoload.php
 
-groups=(--exclude-group needs-ext)
-[ "${LOCK_ADAPTERS_NEEDS_EXT:-}" = 1 ] && groups=()
 
-php -d extension="$so" "$vendor/vendor/bin/phpunit" -c "$here/phpunit.xml" "${groups[@]}" "$@"
+php -d extension="$so" "$vendor/vendor/bin/phpunit" -c "$here/phpunit.xml" "$@"

@@ -221,7 +221,6 @@ final class LockMutexTest extends TestCase
         $this->releaseAfterForceRelease($store);
     }
 
-    #[Group('needs-ext')]
     public function testReleaseAfterForceReleaseThrowsOnFlock(): void
     {
         $this->releaseAfterForceRelease('flock');
