@@ -210,6 +210,9 @@ final class ExtensionLock extends LaravelLock
         if ($acquired) {
             $this->hold->held = true;
             $this->holds->remember($this->name, $this->owner, $this->hold);
+            if ($this->factory->getStore()->supports(Store::PROCESS_BOUND)) {
+                $this->holds->tookProcessBound($this->name, $this->owner);
+            }
         }
 
         return $acquired;
