@@ -75,6 +75,20 @@ final class Holds
         $this->processBound[self::key($name, $owner)] = [$name, $owner, ++self::$taken];
     }
 
+    /**
+     * A hold on a process-bound store released or broken other than through its lock object
+     * (restoreLock(), forceRelease(): any owner): nothing for end() to release.
+     */
+    public function releasedProcessBound(string $name, ?string $owner = null): void
+    {
+        if ($owner !== null) {
+            unset($this->processBound[self::key($name, $owner)]);
+
+            return;
+        }
+        $this->processBound = array_filter($this->processBound, static fn (array $taken): bool => $taken[0] !== $name);
+    }
+
     /** A request (Octane) or job (queue worker, sync queue) begins: end() releases what it takes from now on. */
     public static function begin(): void
     {
