@@ -133,6 +133,7 @@ final class ExtensionLock extends LaravelLock
             // Expired, lost, or (on flock and semaphore) no hold of this owner to adopt in this process.
             return false;
         }
+        $this->holds->releasedProcessBound($this->name, $this->owner);
 
         return true;
     }
@@ -144,6 +145,7 @@ final class ExtensionLock extends LaravelLock
         if ($this->hold->held) {
             $this->dropped($this->hold);
         }
+        $this->holds->releasedProcessBound($this->name);
     }
 
     /**
@@ -210,6 +212,9 @@ final class ExtensionLock extends LaravelLock
         if ($acquired) {
             $this->hold->held = true;
             $this->holds->remember($this->name, $this->owner, $this->hold);
+            if ($this->factory->getStore()->supports(Store::PROCESS_BOUND)) {
+                $this->holds->tookProcessBound($this->name, $this->owner);
+            }
         }
 
         return $acquired;

@@ -23,6 +23,20 @@ final class Holds
     /** Dead entries are dropped when the table reaches this size (then twice what is left). */
     private int $purgeAt = 64;
 
+    /**
+     * Holds taken on a process-bound store (flock, semaphore) and not yet released through a
+     * lock object here, by key: name, owner, and when they were taken (self::$taken's count then).
+     *
+     * @var array<string, array{string, string, int}>
+     */
+    private array $processBound = [];
+
+    /** Holds taken so far on process-bound stores, in this process: the clock of the request marks. */
+    private static int $taken = 0;
+
+    /** @var list<int> self::$taken when each request or job still running began, innermost last */
+    private static array $begun = [];
+
     public static function of(\Lock\Factory $factory): self
     {
         self::$byFactory ??= new \WeakMap();
@@ -51,7 +65,69 @@ final class Holds
     {
         $key = self::key($name, $owner);
         if (($this->holds[$key] ?? null)?->get() === $hold) {
-            unset($this->holds[$key]);
+            unset($this->holds[$key], $this->processBound[$key]);
+        }
+    }
+
+    /** A hold taken on a process-bound store: released by end() of the request or job taking it. */
+    public function tookProcessBound(string $name, string $owner): void
+    {
+        $this->processBound[self::key($name, $owner)] = [$name, $owner, ++self::$taken];
+    }
+
+    /**
+     * A hold on a process-bound store released or broken other than through its lock object
+     * (restoreLock(), forceRelease(): any owner): nothing for end() to release.
+     */
+    public function releasedProcessBound(string $name, ?string $owner = null): void
+    {
+        if ($owner !== null) {
+            unset($this->processBound[self::key($name, $owner)]);
+
+            return;
+        }
+        $this->processBound = array_filter($this->processBound, static fn (array $taken): bool => $taken[0] !== $name);
+    }
+
+    /** A request (Octane) or job (queue worker, sync queue) begins: end() releases what it takes from now on. */
+    public static function begin(): void
+    {
+        self::$begun[] = self::$taken;
+    }
+
+    /**
+     * The innermost request or job ends: the holds it took on process-bound stores that are
+     * still held are released, whether their lock objects are alive or dropped (those of an
+     * enclosing request or job are left to its end). Without a begin(), every such hold is.
+     */
+    public static function end(): void
+    {
+        $since = array_pop(self::$begun) ?? 0;
+        foreach (self::$byFactory ?? [] as $factory => $holds) {
+            $holds->releaseSince($factory, $since);
+        }
+    }
+
+    private function releaseSince(\Lock\Factory $factory, int $since): void
+    {
+        foreach ($this->processBound as $key => [$name, $owner, $when]) {
+            if ($when <= $since) {
+                continue;
+            }
+            unset($this->processBound[$key]);
+            $hold = $this->find($name, $owner);
+            try {
+                if ($hold !== null) {
+                    $hold->held = false;
+                    unset($this->holds[$key]);
+                    $hold->lock->release();
+                } else {
+                    // Its lock objects are gone: the process still holds it under the owner.
+                    $factory->restoreLock($name, $owner, false, false)->release();
+                }
+            } catch (\Lock\LockException) {
+                // Released meanwhile (forceRelease(), a restored lock object): nothing left to release.
+            }
         }
     }
 

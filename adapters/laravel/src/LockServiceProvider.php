@@ -9,10 +9,45 @@ use Illuminate\Support\ServiceProvider;
 
 /**
  * Registers the `lock-ext` cache driver: a store (config/cache.php) whose locks are the
- * extension's while its other calls go to the configured `cache_store`.
+ * extension's while its other calls go to the configured `cache_store`, and releases the holds
+ * a request or job took on flock and semaphore and left held when the framework ends it.
  */
 final class LockServiceProvider extends ServiceProvider
 {
+    /** Events (by class name: Octane need not be installed) that begin a request or job. */
+    public const BEGIN_EVENTS = [
+        'Laravel\\Octane\\Events\\RequestReceived',
+        'Laravel\\Octane\\Events\\TaskReceived',
+        'Laravel\\Octane\\Events\\TickReceived',
+        'Illuminate\\Queue\\Events\\JobProcessing',
+    ];
+
+    /**
+     * Events that end one. A queue worker and the sync queue end every job they began with
+     * JobProcessed or JobExceptionOccurred (JobFailed comes before one of them).
+     */
+    public const END_EVENTS = [
+        'Laravel\\Octane\\Events\\RequestTerminated',
+        'Laravel\\Octane\\Events\\TaskTerminated',
+        'Laravel\\Octane\\Events\\TickTerminated',
+        'Illuminate\\Queue\\Events\\JobProcessed',
+        'Illuminate\\Queue\\Events\\JobExceptionOccurred',
+    ];
+
+    public function boot(): void
+    {
+        if (!$this->app->bound('events')) {
+            return;
+        }
+        $events = $this->app->make('events');
+        $events->listen(self::BEGIN_EVENTS, static function (): void {
+            Holds::begin();
+        });
+        $events->listen(self::END_EVENTS, static function (): void {
+            Holds::end();
+        });
+    }
+
     public function register(): void
     {
         $this->callAfterResolving('cache', static function (CacheManager $cache, $app): void {

@@ -4,8 +4,20 @@ declare(strict_types=1);
 
 namespace Lock\Adapter\Laravel\Tests;
 
+use Illuminate\Container\Container;
+use Illuminate\Queue\Events\JobExceptionOccurred;
+use Illuminate\Queue\Events\JobFailed;
+use Illuminate\Queue\Events\JobProcessed;
+use Illuminate\Queue\Events\JobProcessing;
+use Illuminate\Queue\Jobs\SyncJob;
 use Illuminate\Support\Facades\Cache;
+use Laravel\Octane\Events\RequestReceived;
+use Laravel\Octane\Events\RequestTerminated;
+use Laravel\Octane\Events\TaskReceived;
+use Laravel\Octane\Events\TaskTerminated;
 use Lock\Adapter\Laravel\Tests\Support\Child;
+
+require_once __DIR__ . '/Support/OctaneEvents.php';
 
 /** flock and semaphore: holds the OS ties to their process. */
 abstract class ProcessBoundLockTestCase extends LockTestCase
@@ -47,6 +59,94 @@ abstract class ProcessBoundLockTestCase extends LockTestCase
         self::assertTrue($restored->isOwnedByCurrentProcess());
         self::assertTrue($restored->release());
         self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    private static function dispatch(object $event): void
+    {
+        Container::getInstance()->make('events')->dispatch($event);
+    }
+
+    public function testTheEndOfAnOctaneRequestReleasesWhatItTookAndLeftHeld(): void
+    {
+        $app = Container::getInstance();
+        $boot = Cache::lock($this->name . '-boot', 0);
+        self::assertTrue($boot->get(), 'taken by the worker before its first request');
+
+        self::dispatch(new RequestReceived($app, $app, null));
+        $kept = Cache::lock($this->name . '-kept', 0);
+        self::assertTrue($kept->get());
+        self::assertTrue(Cache::lock($this->name . '-dropped', 0)->get(), 'its lock object is dropped at once');
+        $released = Cache::lock($this->name . '-released', 0);
+        self::assertTrue($released->get());
+        self::assertTrue($released->release());
+        self::dispatch(new RequestTerminated($app, $app, null, null));
+
+        self::assertFalse($this->native()->isLocked($this->name . '-kept'), 'the request ended: released');
+        self::assertFalse($this->native()->isLocked($this->name . '-dropped'), 'also when its lock object is gone');
+        self::assertFalse($kept->release(), 'no longer ours');
+        self::assertFalse($kept->isOwnedByCurrentProcess());
+        self::assertTrue($this->native()->isLocked($this->name . '-boot'), 'taken before the request: left');
+
+        // The next request of the same worker.
+        self::dispatch(new RequestReceived($app, $app, null));
+        self::assertTrue($kept->get());
+        self::dispatch(new RequestTerminated($app, $app, null, null));
+        self::assertFalse($this->native()->isLocked($this->name . '-kept'));
+
+        self::assertTrue($boot->release());
+    }
+
+    public function testTheEndOfAJobReleasesWhatTheJobTookOnly(): void
+    {
+        $app = Container::getInstance();
+        $job = new SyncJob($app, '{}', 'sync', 'default');
+        self::dispatch(new RequestReceived($app, $app, null));
+        $request = Cache::lock($this->name . '-request', 0);
+        self::assertTrue($request->get());
+
+        // A job run by the sync queue inside the request, then one that fails.
+        self::dispatch(new JobProcessing('sync', $job));
+        self::assertTrue(Cache::lock($this->name . '-job', 0)->get());
+        self::dispatch(new JobProcessed('sync', $job));
+        self::assertFalse($this->native()->isLocked($this->name . '-job'), 'the job ended: released');
+        self::assertTrue($this->native()->isLocked($this->name . '-request'), 'the request has not ended');
+        self::assertTrue($request->isOwnedByCurrentProcess());
+
+        self::dispatch(new JobProcessing('sync', $job));
+        self::assertTrue(Cache::lock($this->name . '-job', 0)->get());
+        $exception = new \RuntimeException('failed');
+        self::dispatch(new JobFailed('sync', $job, $exception));
+        self::dispatch(new JobExceptionOccurred('sync', $job, $exception));
+        self::assertFalse($this->native()->isLocked($this->name . '-job'), 'a failed job ended too');
+        self::assertTrue($this->native()->isLocked($this->name . '-request'), 'JobFailed ends nothing of its own');
+
+        self::dispatch(new RequestTerminated($app, $app, null, null));
+        self::assertFalse($this->native()->isLocked($this->name . '-request'));
+    }
+
+    public function testTheEndOfAnOctaneTaskReleasesWhatItTook(): void
+    {
+        $app = Container::getInstance();
+        self::dispatch(new TaskReceived($app, $app, null));
+        self::assertTrue(Cache::lock($this->name, 0)->get());
+        self::dispatch(new TaskTerminated($app, $app, null, null));
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testTheEndCopesWithHoldsReleasedOrBrokenDuringTheRequest(): void
+    {
+        $app = Container::getInstance();
+        self::dispatch(new RequestReceived($app, $app, null));
+        $owner = Cache::lock($this->name, 0)->owner();
+        self::assertTrue(Cache::lock($this->name, 0, $owner)->get());
+        self::assertTrue(Cache::restoreLock($this->name, $owner)->release());
+        self::assertTrue(Cache::lock($this->name . '-broken', 0)->get());
+        Cache::lock($this->name . '-broken', 0)->forceRelease();
+        $other = Cache::lock($this->name . '-broken', 0);
+        self::assertTrue($other->get());
+        self::dispatch(new RequestTerminated($app, $app, null, null));
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse($this->native()->isLocked($this->name . '-broken'), 'taken again in the request: released');
     }
 
     public function testAHoldLetGoEndsWithItsProcess(): void

@@ -100,4 +100,20 @@ final class RedisLockTest extends LockTestCase
         $this->expectExceptionMessage('reserved');
         Cache::lock($this->name, 30, 'shared')->get();
     }
+
+    public function testTheEndOfARequestOrJobLeavesRedisHoldsToTheirTtl(): void
+    {
+        require_once __DIR__ . '/Support/OctaneEvents.php';
+        $app = \Illuminate\Container\Container::getInstance();
+        $events = $app->make('events');
+        $job = new \Illuminate\Queue\Jobs\SyncJob($app, '{}', 'sync', 'default');
+        $events->dispatch(new \Laravel\Octane\Events\RequestReceived($app, $app, null));
+        $events->dispatch(new \Illuminate\Queue\Events\JobProcessing('sync', $job));
+        $lock = Cache::lock($this->name, 10);
+        self::assertTrue($lock->get());
+        $events->dispatch(new \Illuminate\Queue\Events\JobProcessed('sync', $job));
+        $events->dispatch(new \Laravel\Octane\Events\RequestTerminated($app, $app, null, null));
+        self::assertTrue($this->native()->isLocked($this->name), 'as with Laravel\'s RedisLock: until released or its TTL');
+        self::assertTrue($lock->release());
+    }
 }

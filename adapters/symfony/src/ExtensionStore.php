@@ -18,6 +18,7 @@ use Symfony\Component\Lock\Exception\LockExpiredException;
 use Symfony\Component\Lock\Exception\LockReleasingException;
 use Symfony\Component\Lock\Exception\LockStorageException;
 use Symfony\Component\Lock\Key;
+use Symfony\Component\Lock\Lock as SymfonyLock;
 
 /**
  * A Symfony Lock store over any store of the lock extension (Redis, flock, semaphore, combined).
@@ -26,6 +27,12 @@ use Symfony\Component\Lock\Key;
  * extension's holds are taken without an automatic release of their own, except on flock and
  * semaphore, where a hold ends with its Key as with Symfony's own stores there. Blocking acquires
  * use the extension's native wait (woken by the release), never Symfony's retry loop.
+ *
+ * reset() ends a request in a long-running worker: it releases the holds still taken here by
+ * Symfony Locks with autoRelease (what php-fpm would have released when those Lock objects died
+ * at the end of the request). Tag the service `kernel.reset` (services_resetter: between
+ * Messenger messages, and before a worker's next request) and, for the release to happen as the
+ * request ends, also listen on kernel.terminate with it; see the README.
  */
 final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
 {
@@ -40,6 +47,9 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
      */
     private ?Lock $justTaken = null;
 
+    /** @var \WeakMap<Key, true> Keys holding here through a Symfony Lock with autoRelease: what reset() releases */
+    private \WeakMap $autoReleased;
+
     /**
      * @param float $initialTtl seconds a hold lasts before Symfony's Lock refreshes it to its own TTL
      *                          (expiring stores only), as for Symfony's own RedisStore
@@ -52,6 +62,30 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         $this->factory = new Factory($store, $initialTtl);
         $this->expiring = $store->supports(Store::EXPIRING);
         $this->processBound = $store->supports(Store::PROCESS_BOUND);
+        $this->autoReleased = new \WeakMap();
+    }
+
+    /**
+     * Releases the holds taken here by Symfony Locks with autoRelease that are still alive (kept
+     * by a service, or in a reference cycle not yet collected): the end of a request in a
+     * long-running worker, where those Locks would never die. Locks without autoRelease keep
+     * their holds, as Symfony's autoRelease decides. A hold that cannot be released (Redis
+     * unreachable) is left to its TTL, so that ending a request never fails.
+     */
+    public function reset(): void
+    {
+        $keys = [];
+        foreach ($this->autoReleased as $key => $_) {
+            $keys[] = $key;
+        }
+        $this->autoReleased = new \WeakMap();
+        foreach ($keys as $key) {
+            try {
+                $this->delete($key);
+            } catch (LockReleasingException) {
+                // Left to its TTL (expiring stores are the only ones whose release can fail).
+            }
+        }
     }
 
     public function save(Key $key): void
@@ -107,6 +141,7 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
     public function delete(Key $key): void
     {
         $this->justTaken = null;
+        unset($this->autoReleased[$key]);
         $lock = $this->lockOf($key);
         if ($lock === null) {
             return;
@@ -154,6 +189,11 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         }
         if ($this->expiring && $blocking) {
             $key->reduceLifetime($this->initialTtl);
+        }
+        if (self::takenWithAutoRelease()) {
+            $this->autoReleased[$key] = true;
+        } else {
+            unset($this->autoReleased[$key]);
         }
         if ($this->processBound) {
             // The OS ties the hold to this process: another process could not adopt it.
@@ -216,6 +256,23 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         }
 
         return $state->holds[$this] = $lock;
+    }
+
+    /**
+     * Whether the Symfony Lock this store is called by (directly or through CombinedStore) has
+     * autoRelease. Symfony's Lock tells its store nothing of it, so it is read from the caller's
+     * Lock object; a store called without one (no Lock in the calling frames) answers false.
+     */
+    private static function takenWithAutoRelease(): bool
+    {
+        foreach (debug_backtrace(DEBUG_BACKTRACE_PROVIDE_OBJECT, 8) as $frame) {
+            $object = $frame['object'] ?? null;
+            if ($object instanceof SymfonyLock) {
+                return (fn (): bool => (bool) $this->autoRelease)->call($object);
+            }
+        }
+
+        return false;
     }
 
     private function checkNotExpired(Key $key): void

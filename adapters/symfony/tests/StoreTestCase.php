@@ -131,6 +131,56 @@ abstract class StoreTestCase extends TestCase
         self::assertFalse($this->native->isLocked($this->resource));
     }
 
+    public function testResetReleasesWhatLocksWithAutoReleaseStillHold(): void
+    {
+        $r = fn (string $n): string => $this->resource . '-' . $n;
+        $kept = $this->factory->createLock($r('kept'), 300.0, true);
+        $reader = $this->factory->createLock($r('read'), 300.0, true);
+        $noAutoRelease = $this->factory->createLock($r('no-auto'), 300.0, false);
+        $released = $this->factory->createLock($r('released'), 300.0, true);
+        $direct = new Key($r('direct'));
+        self::assertTrue($kept->acquire());
+        self::assertTrue($reader->acquireRead());
+        self::assertTrue($noAutoRelease->acquire());
+        self::assertTrue($released->acquire());
+        $released->release();
+        $this->store->save($direct);
+
+        // The worker ends the request (services_resetter, kernel.terminate).
+        $this->store->reset();
+        self::assertFalse($this->native->isLocked($r('kept')), 'autoRelease: released at the end of the request');
+        self::assertFalse($this->native->isLocked($r('read')));
+        self::assertFalse($kept->isAcquired());
+        self::assertTrue($this->native->isLocked($r('no-auto')), 'no autoRelease: Symfony keeps it');
+        self::assertTrue($noAutoRelease->isAcquired());
+        self::assertTrue($this->native->isLocked($r('direct')), 'a Key saved without a Lock is left alone');
+        self::assertTrue($this->factory->createLock($r('released'))->acquire(), 'the next request takes it');
+
+        $kept->release();  // releasing a Lock whose hold the reset ended is not an error
+        self::assertTrue($kept->acquire(), 'the next request of the same worker takes it again');
+        $this->store->reset();
+        self::assertFalse($this->native->isLocked($r('kept')));
+        $this->store->reset();  // nothing left: nothing happens
+
+        $noAutoRelease->release();
+        $this->store->delete($direct);
+        self::assertFalse($this->native->isLocked($r('no-auto')));
+        self::assertFalse($this->native->isLocked($r('direct')));
+    }
+
+    public function testResetAfterCombinedStoreReleasesItsPart(): void
+    {
+        $combined = new \Symfony\Component\Lock\Store\CombinedStore(
+            [$this->store],
+            new \Symfony\Component\Lock\Strategy\UnanimousStrategy(),
+        );
+        $lock = (new LockFactory($combined))->createLock($this->resource);
+        self::assertTrue($lock->acquire());
+        $this->store->reset();
+        self::assertFalse($this->native->isLocked($this->resource));
+        self::assertFalse($lock->isAcquired());
+    }
+
     public function testBlockingAcquireIsWokenByAReleaseInAnotherProcess(): void
     {
         $child = $this->holdInChild(0.3);

@@ -7,6 +7,7 @@ namespace Lock\Adapter\Yii2;
 use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
+use yii\base\Application;
 use yii\mutex\Mutex;
 
 /**
@@ -24,6 +25,11 @@ use yii\mutex\Mutex;
  *
  * acquire($name, $timeout) waits up to $timeout seconds in the store's native
  * wait (woken by the release), not in Yii's 50 ms retry loop.
+ *
+ * With autoRelease (the default) the holds are released at the end of the
+ * request: on the application's EVENT_AFTER_REQUEST as well as in Yii's
+ * shutdown function, so that a worker serving many requests in one process
+ * (RoadRunner, Swoole, FrankenPHP) does not keep what a request forgot.
  */
 class LockMutex extends Mutex
 {
@@ -53,6 +59,21 @@ class LockMutex extends Mutex
         }
         $this->factory ??= Factory::fromDsn($this->dsn);
         parent::init();
+        if ($this->autoRelease && class_exists(\Yii::class, false) && \Yii::$app instanceof Application) {
+            \Yii::$app->on(Application::EVENT_AFTER_REQUEST, [$this, 'releaseAll']);
+        }
+    }
+
+    /**
+     * Releases every hold this component took (what autoRelease does at the
+     * end of a request and of the script). A hold found expired or broken is
+     * forgotten all the same.
+     */
+    public function releaseAll(): void
+    {
+        foreach (array_keys($this->holds) as $name) {
+            $this->release((string) $name);
+        }
     }
 
     /**

@@ -10,11 +10,13 @@ use Lock\Factory;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\Attributes\Group;
 use PHPUnit\Framework\TestCase;
+use yii\base\Application;
 
 final class LockMutexTest extends TestCase
 {
     protected function tearDown(): void
     {
+        \Yii::$app = null;
         Env::cleanUp();
     }
 
@@ -109,6 +111,65 @@ final class LockMutexTest extends TestCase
         $mutex = self::mutex($store);
         self::assertTrue($mutex->acquire($name));
         $mutex->release($name);
+    }
+
+    #[DataProvider('stores')]
+    public function testAutoReleaseFreesWhatARequestLeftHeldWhenTheApplicationEndsIt(string $store): void
+    {
+        $app = new Application();
+        $first = Env::name();
+        $second = Env::name();
+        $mutex = self::mutex($store);
+        $other = self::mutex($store);
+
+        self::assertTrue($mutex->acquire($first));
+        self::assertTrue($mutex->acquire($second));
+        $app->trigger(Application::EVENT_BEFORE_REQUEST);
+        self::assertFalse($other->acquire($first), 'held until the request ends');
+
+        $app->trigger(Application::EVENT_AFTER_REQUEST);
+        self::assertNull($mutex->getLock($first));
+        self::assertFalse($mutex->release($first), 'no longer held here');
+        self::assertTrue($other->acquire($first), 'the end of the request released it');
+        self::assertTrue($other->acquire($second));
+        self::assertTrue($other->release($first));
+        self::assertTrue($other->release($second));
+
+        // The next request of the same worker takes the name again.
+        self::assertTrue($mutex->acquire($first));
+        $app->trigger(Application::EVENT_AFTER_REQUEST);
+        self::assertTrue($other->acquire($first));
+        self::assertTrue($other->release($first));
+    }
+
+    #[DataProvider('stores')]
+    public function testWithoutAutoReleaseTheEndOfARequestKeepsTheHolds(string $store): void
+    {
+        $app = new Application();
+        $name = Env::name();
+        $mutex = self::mutex($store, ['autoRelease' => false]);
+
+        self::assertTrue($mutex->acquire($name));
+        $app->trigger(Application::EVENT_AFTER_REQUEST);
+        self::assertFalse(self::mutex($store)->acquire($name), 'still held after the request');
+        self::assertTrue($mutex->release($name));
+    }
+
+    public function testReleaseAllReleasesEveryHoldOfTheComponentOnly(): void
+    {
+        $mine = Env::name();
+        $theirs = Env::name();
+        $mutex = self::mutex('flock');
+        $other = self::mutex('flock');
+
+        self::assertTrue($mutex->acquire($mine));
+        self::assertTrue($other->acquire($theirs));
+        $mutex->releaseAll();
+        self::assertTrue($other->acquire($mine));
+        self::assertFalse($mutex->acquire($theirs), 'the other component still holds its own');
+        $other->releaseAll();
+        self::assertTrue($mutex->acquire($theirs));
+        self::assertTrue($mutex->release($theirs));
     }
 
     public function testWithoutAutoReleaseARedisHoldOutlivesTheScriptUntilItsTtl(): void

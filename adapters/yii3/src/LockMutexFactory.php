@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Yii3;
 
 use Lock\Factory;
+use Yiisoft\Mutex\Exception\MutexReleaseException;
 use Yiisoft\Mutex\MutexFactory;
 use Yiisoft\Mutex\MutexInterface;
 
@@ -14,12 +15,16 @@ use Yiisoft\Mutex\MutexInterface;
  */
 final class LockMutexFactory extends MutexFactory
 {
+    /** @var \WeakMap<LockMutex, true> the mutexes made here that are still alive */
+    private \WeakMap $live;
+
     /** @param ?float $ttl seconds a hold lasts unless released (stores with expiry); null: no expiry */
     public function __construct(private readonly Factory $factory, private readonly ?float $ttl = 30.0)
     {
         if ($ttl !== null && !($ttl > 0.0 && is_finite($ttl))) {
             throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($ttl) must be a positive number of seconds or null', self::class));
         }
+        $this->live = new \WeakMap();
     }
 
     /** @param string $dsn any DSN of Lock\Factory::fromDsn() */
@@ -30,6 +35,30 @@ final class LockMutexFactory extends MutexFactory
 
     public function create(string $name): MutexInterface
     {
-        return new LockMutex($this->factory, $name, $this->ttl);
+        $mutex = new LockMutex($this->factory, $name, $this->ttl);
+        $this->live[$mutex] = true;
+
+        return $mutex;
+    }
+
+    /**
+     * Releases every mutex made here that is still alive and holds (kept by a long-lived
+     * service, or in a reference cycle not yet collected): the end of a request in a worker,
+     * see ReleaseAtRequestEnd. A hold found expired or broken, or a store that fails, does not
+     * stop the others; the mutexes stay usable and can acquire again.
+     */
+    public function releaseAll(): void
+    {
+        $mutexes = [];
+        foreach ($this->live as $mutex => $_) {
+            $mutexes[] = $mutex;
+        }
+        foreach ($mutexes as $mutex) {
+            try {
+                $mutex->release();
+            } catch (MutexReleaseException) {
+                // Lost or unreachable: nothing left to give up.
+            }
+        }
     }
 }

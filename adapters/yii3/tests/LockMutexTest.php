@@ -6,6 +6,7 @@ namespace Lock\Adapter\Yii3\Tests;
 
 use Lock\Adapter\Yii3\LockMutex;
 use Lock\Adapter\Yii3\LockMutexFactory;
+use Lock\Adapter\Yii3\ReleaseAtRequestEnd;
 use Lock\Adapter\Yii3\Tests\Support\Env;
 use Lock\ExpiredException;
 use Lock\Factory;
@@ -100,6 +101,42 @@ final class LockMutexTest extends TestCase
         $b = $factory->create($name);
         self::assertTrue($b->acquire());
         $b->release();
+    }
+
+    #[DataProvider('stores')]
+    public function testReleaseAtRequestEndReleasesWhatTheFactorysLiveMutexesHold(string $store): void
+    {
+        $kept = Env::name();
+        $broken = Env::name();
+        $theirs = Env::name();
+        $factory = self::factory($store);
+        $elsewhere = self::factory($store);
+        $a = $factory->create($kept);
+        $b = $factory->create($broken);
+        $idle = $factory->create(Env::name());
+        $c = $elsewhere->create($theirs);
+        self::assertTrue($a->acquire());
+        self::assertTrue($b->acquire());
+        self::assertTrue($c->acquire());
+        Factory::fromDsn(Env::dsn($store))->getStore()->forceRelease($broken);
+
+        // The worker ends the request (yiisoft/yii-http's AfterRequest).
+        (new ReleaseAtRequestEnd($factory))(new \stdClass());
+        self::assertNull($a->getLock());
+        self::assertNull($b->getLock(), 'a broken hold does not stop the others');
+        self::assertNull($idle->getLock());
+        $probe = $elsewhere->create($kept);
+        self::assertTrue($probe->acquire(), 'the end of the request released it');
+        $probe->release();
+        self::assertNotNull($c->getLock(), "another factory's mutexes are left");
+        self::assertFalse($factory->create($theirs)->acquire());
+
+        // The next request of the same worker.
+        self::assertTrue($a->acquire());
+        $factory->releaseAll();
+        self::assertNull($a->getLock());
+        $factory->releaseAll();
+        $c->release();
     }
 
     #[DataProvider('stores')]

@@ -12,7 +12,8 @@ use Lock\Adapter\Laravel\LockServiceProvider;
 
 /**
  * The part of a Laravel application cache locks use: a container with config/cache.php and
- * config/database.php, the cache manager, the facades and our service provider. The default
+ * config/database.php, the cache manager, the event dispatcher, the facades and our service
+ * provider (registered and booted). The default
  * cache store is `locks` (driver lock-ext) over the `array` store.
  */
 final class App
@@ -48,7 +49,10 @@ final class App
         $app->singleton('cache.store', static fn ($app) => $app['cache']->driver());
         $app->alias('cache', \Illuminate\Contracts\Cache\Factory::class);
         $app->alias('cache.store', \Illuminate\Contracts\Cache\Repository::class);
-        (new LockServiceProvider($app))->register();
+        $app->singleton('events', static fn ($app) => new \Illuminate\Events\Dispatcher($app));
+        $provider = new LockServiceProvider($app);
+        $provider->register();
+        $provider->boot();
 
         Facade::clearResolvedInstances();
         Facade::setFacadeApplication($app);
