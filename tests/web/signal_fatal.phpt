@@ -24,6 +24,11 @@ foreach (['error' => 'Fatal error', 'memory' => 'Allowed memory size'] as $how =
     echo trim($web->get(['action' => 'try'] + $params)), "\n";
     // The handler bails out after 1 s, while the waiter's BLPOP (a 2 s sleep) is unanswered.
     $body = $web->get(['action' => 'signal_fatal', 'how' => $how] + $params);
+    if ($how === 'memory' && getenv('USE_ZEND_ALLOC') === '0') {
+        // The valgrind pass turns PHP's allocator off, and with it the memory limit: the
+        // handler's next line, a fatal error, is the bailout then.
+        $says = 'Fatal error';
+    }
     echo 'the request ended with a bailout: ', var_export(str_contains($body, $says) && !str_contains($body, 'bool('), true), "\n";
     // The abandoned BLPOP's reply comes once its sleep ends.
     usleep(1500000);
