@@ -14,7 +14,7 @@
 # to BENCH_HANDOFF_DELAY_MS (110) before it releases; BENCH_CONTENTION_SECONDS (5)
 # of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; BENCH_DISTINCT
 # (1000000) distinct names acquired and released once on each store, Redis keys given
-# BENCH_DISTINCT_SETTLE (10) seconds to expire; PHP picks the php binary.
+# BENCH_DISTINCT_SETTLE (15) seconds to expire; PHP picks the php binary.
 # bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -232,6 +232,8 @@ serve_group() {
 		exec {fd}>&-
 		fd=${rfd[$i]}
 		exec {fd}<&-
+		# A later group may run the same contender again.
+		rm -f "$work/${contenders[$i]}.in" "$work/${contenders[$i]}.out"
 	done
 	worker_pids=()
 }
