@@ -6,7 +6,7 @@ namespace Lock\Adapter\Drupal\Tests;
 
 use Drupal\Core\Lock\LockBackendInterface;
 use Lock\Adapter\Drupal\LockBackend;
-use Lock\Adapter\Drupal\Tests\Support\Env;
+use Lock\Adapter\TestSupport\Env;
 use Lock\Factory;
 use Lock\StorageException;
 use PHPUnit\Framework\Attributes\DataProvider;

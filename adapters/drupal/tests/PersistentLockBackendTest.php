@@ -6,7 +6,7 @@ namespace Lock\Adapter\Drupal\Tests;
 
 use Lock\Adapter\Drupal\LockBackend;
 use Lock\Adapter\Drupal\PersistentLockBackend;
-use Lock\Adapter\Drupal\Tests\Support\Env;
+use Lock\Adapter\TestSupport\Env;
 use Lock\Adapter\Drupal\UnsupportedStoreException;
 use Lock\Factory;
 use PHPUnit\Framework\Attributes\DataProvider;

@@ -10,7 +10,7 @@ use Lock\Adapter\Drupal\LockBackend;
 use Lock\Adapter\Drupal\PersistentLockBackend;
 use Lock\Adapter\Drupal\ReleaseAtRequestEnd;
 use Lock\Adapter\Drupal\StoreFactory;
-use Lock\Adapter\Drupal\Tests\Support\Env;
+use Lock\Adapter\TestSupport\Env;
 use Lock\Factory;
 use Lock\Store;
 use PHPUnit\Framework\TestCase;

@@ -10,7 +10,7 @@ use Illuminate\Support\Facades\Cache;
 use Lock\Adapter\Laravel\ExtensionLock;
 use Lock\Adapter\Laravel\ExtensionStore;
 use Lock\Adapter\Laravel\Tests\Support\App;
-use Lock\Adapter\Laravel\Tests\Support\Child;
+use Lock\Adapter\TestSupport\PhpChild as Child;
 use Lock\Store;
 use PHPUnit\Framework\TestCase;
 

@@ -15,7 +15,7 @@ use Laravel\Octane\Events\RequestReceived;
 use Laravel\Octane\Events\RequestTerminated;
 use Laravel\Octane\Events\TaskReceived;
 use Laravel\Octane\Events\TaskTerminated;
-use Lock\Adapter\Laravel\Tests\Support\Child;
+use Lock\Adapter\TestSupport\PhpChild as Child;
 
 require_once __DIR__ . '/Support/OctaneEvents.php';
 

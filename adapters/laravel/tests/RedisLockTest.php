@@ -6,7 +6,7 @@ namespace Lock\Adapter\Laravel\Tests;
 
 use Illuminate\Support\Facades\Cache;
 use Lock\Adapter\Laravel\StoreFactory;
-use Lock\Adapter\Laravel\Tests\Support\Child;
+use Lock\Adapter\TestSupport\PhpChild as Child;
 use Lock\Store\RedisStore;
 
 /** Redis: expiry, holds restored by another process, configuration from config/database.php. */

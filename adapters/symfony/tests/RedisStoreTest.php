@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony\Tests;
 
 use Lock\Adapter\Symfony\ExtensionStore;
-use Lock\Adapter\Symfony\Tests\Support\Child;
+use Lock\Adapter\TestSupport\PhpChild as Child;
 use Lock\Adapter\Symfony\Tests\Support\RedisProbe;
 use Lock\Store\RedisStore;
 use Symfony\Component\Lock\Exception\InvalidTtlException;

@@ -6,7 +6,7 @@ namespace Lock\Adapter\Symfony\Tests;
 
 use Lock\Adapter\Symfony\ExtensionStore;
 use Lock\Adapter\Symfony\KeyState;
-use Lock\Adapter\Symfony\Tests\Support\Child;
+use Lock\Adapter\TestSupport\PhpChild as Child;
 use Lock\Adapter\Symfony\Tests\Support\Stores;
 use Lock\Store;
 use PHPUnit\Framework\TestCase;

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Yii2\Tests;
 
 use Lock\Adapter\Yii2\LockMutex;
-use Lock\Adapter\Yii2\Tests\Support\Env;
+use Lock\Adapter\TestSupport\Env;
 use Lock\Factory;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\Attributes\Group;

@@ -7,7 +7,7 @@ namespace Lock\Adapter\Yii3\Tests;
 use Lock\Adapter\Yii3\LockMutex;
 use Lock\Adapter\Yii3\LockMutexFactory;
 use Lock\Adapter\Yii3\ReleaseAtRequestEnd;
-use Lock\Adapter\Yii3\Tests\Support\Env;
+use Lock\Adapter\TestSupport\Env;
 use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\LostException;

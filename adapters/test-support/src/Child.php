@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Lock\Adapter\Drupal\Tests\Support;
+namespace Lock\Adapter\TestSupport;
 
 /** A PHP child process that reports what it does on stdout, one line a step. */
 final class Child

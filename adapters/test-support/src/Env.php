@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-namespace Lock\Adapter\Drupal\Tests\Support;
+namespace Lock\Adapter\TestSupport;
 
 /**
  * The stores the tests run on, and child processes that share them.

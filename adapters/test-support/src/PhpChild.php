@@ -2,14 +2,14 @@
 
 declare(strict_types=1);
 
-namespace Lock\Adapter\Laravel\Tests\Support;
+namespace Lock\Adapter\TestSupport;
 
 /**
  * Another PHP process with the extension and this Composer install loaded, running $code
  * with $args (JSON) in $args. Its output is read line by line, so a test can wait for it to
  * reach a point ("held") before going on.
  */
-final class Child
+final class PhpChild
 {
     /** @var resource */
     private $process;
