@@ -975,6 +975,28 @@ static int lkc_flock_watch_ref(lkc_flock_store *s, int wd)
 	return 1;
 }
 
+/*
+ * Starts watching the lock file fd for a wait, its stale events drained: the
+ * counted watch descriptor (*ino the store's instance), or -1 when the wait
+ * must poll (no instance, no watch, or none that could be counted).
+ */
+static int lkc_flock_watch_begin(lkc_flock_store *s, int fd, int *ino)
+{
+	int wd;
+
+	*ino = lkc_flock_inotify(s);
+	wd = *ino >= 0 ? lkc_flock_watch(*ino, fd) : -1;
+	if (wd >= 0 && !lkc_flock_watch_ref(s, wd)) {
+		/* Not counted: a nested wait could not tell that the watch is shared. */
+		inotify_rm_watch(*ino, wd);
+		wd = -1;
+	}
+	if (wd >= 0) {
+		lkc_flock_drain(*ino);
+	}
+	return wd;
+}
+
 /* Ends one wait on the watch wd; the last one removes the watch. */
 static void lkc_flock_watch_unref(lkc_flock_store *s, int ino, int wd)
 {
@@ -1103,15 +1125,8 @@ static lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int f
 			}
 			marked = lkc_flock_mark_waiting(s, fd, writer);
 			writer_marked = marked && writer;
-			ino = marked ? lkc_flock_inotify(s) : -1;
-			wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
-			if (wd >= 0 && !lkc_flock_watch_ref(s, wd)) {
-				/* Not counted: a nested wait could not tell that the watch is shared. */
-				inotify_rm_watch(ino, wd);
-				wd = -1;
-			}
+			wd = marked ? lkc_flock_watch_begin(s, fd, &ino) : -1;
 			if (wd >= 0) {
-				lkc_flock_drain(ino);
 				continue;
 			}
 			if (marked) {
@@ -1585,15 +1600,7 @@ static lkc_rc lkc_flock_wait_free(lkc_store *store, const char *resource, size_t
 		/* Counted, marked, watched, then looked at: the order lkc_flock_let_go and lkc_flock_wake rely on. */
 		__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 		marked = lkc_flock_mark_waiting(s, fd, 0);
-		ino = marked ? lkc_flock_inotify(s) : -1;
-		wd = ino >= 0 ? lkc_flock_watch(ino, fd) : -1;
-		if (wd >= 0 && !lkc_flock_watch_ref(s, wd)) {
-			inotify_rm_watch(ino, wd);
-			wd = -1;
-		}
-		if (wd >= 0) {
-			lkc_flock_drain(ino);
-		}
+		wd = marked ? lkc_flock_watch_begin(s, fd, &ino) : -1;
 		for (;;) {
 			struct pollfd pfd;
 			int timeout, n, free_now;
