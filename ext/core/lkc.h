@@ -233,6 +233,19 @@ lkc_rc lkc_sem_open_cache(lkc_store **out, int mode, int cache, lkc_err *err);
 /* The IPC key of a resource's semaphore set. */
 int32_t lkc_sem_key(const char *resource, size_t len);
 
+/* Who a Redis store sends a resource's commands to. */
+typedef enum {
+	LKC_REDIS_SINGLE = 0,   /* one server: host:port or socket_path */
+	LKC_REDIS_SENTINEL,     /* the master the sentinels (seeds) name master_name */
+	LKC_REDIS_CLUSTER       /* the master of the resource's slot, found from the seeds */
+} lkc_redis_topology;
+
+/* A server's address. */
+typedef struct {
+	char *host;
+	int port;
+} lkc_redis_addr;
+
 /* Redis connection settings. Strings are owned by the config (lkc_redis_config_free). */
 typedef struct {
 	char *host;             /* TCP host, NULL for a unix socket */
@@ -246,6 +259,21 @@ typedef struct {
 	int64_t timeout_ms;     /* connect and command timeout */
 	int persistent;         /* keep the connection for the next store of the same process */
 	int fair;               /* waiters are served in arrival order (default); 0: unordered */
+	lkc_redis_topology topology;
+	lkc_redis_addr *seeds;  /* Sentinel: the sentinels; Cluster: the nodes to read the slot map from */
+	size_t nseeds;
+	char *master_name;      /* Sentinel: the name the sentinels know the master by */
+	char *sentinel_username; /* Sentinel: the sentinels' own credentials (NULL: none) */
+	char *sentinel_password;
+	int tls;                /* rediss: every connection (sentinels and nodes too) speaks TLS */
+	int tls_verify;         /* verify the peer's certificate and name (default 1) */
+	char *tls_ca_file;      /* NULL: the system's default CA paths, unless tls_ca_dir */
+	char *tls_ca_dir;
+	char *tls_cert;         /* client certificate and key for mutual TLS (both or neither) */
+	char *tls_key;
+	char *tls_server_name;  /* SNI and the name verified; NULL: the host connected to */
+	int replicas;           /* > 0: writes wait for WAIT replicas acknowledgements */
+	int64_t replicas_timeout_ms; /* how long WAIT may take */
 } lkc_redis_config;
 
 void lkc_redis_config_init(lkc_redis_config *cfg);

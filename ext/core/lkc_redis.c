@@ -2983,6 +2983,8 @@ void lkc_redis_config_init(lkc_redis_config *cfg)
 	cfg->port = 6379;
 	cfg->timeout_ms = 1000;
 	cfg->fair = 1;
+	cfg->tls_verify = 1;
+	cfg->replicas_timeout_ms = 1000;
 }
 
 /* Frees the config's strings and leaves them NULL. */
@@ -2999,6 +3001,18 @@ void lkc_redis_config_free(lkc_redis_config *cfg)
 	free(cfg->prefix);
 	cfg->prefix = NULL;
 	cfg->prefix_len = 0;
+	for (size_t i = 0; i < cfg->nseeds; i++) {
+		free(cfg->seeds[i].host);
+	}
+	free(cfg->seeds);
+	cfg->seeds = NULL;
+	cfg->nseeds = 0;
+	char **strings[] = { &cfg->master_name, &cfg->sentinel_username, &cfg->sentinel_password,
+		&cfg->tls_ca_file, &cfg->tls_ca_dir, &cfg->tls_cert, &cfg->tls_key, &cfg->tls_server_name };
+	for (size_t i = 0; i < sizeof(strings) / sizeof(strings[0]); i++) {
+		free(*strings[i]);
+		*strings[i] = NULL;
+	}
 }
 
 /* A malloc'd printf. */
