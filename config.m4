@@ -34,13 +34,18 @@ if test "$PHP_LOCK" != "no"; then
     PHP_EVAL_LIBLINE([$HIREDIS_LIBS], [LOCK_SHARED_LIBADD])
   fi
 
+  dnl TLS to Redis (rediss://): hiredis 0.14 has none, so the extension speaks it with OpenSSL.
+  PKG_CHECK_MODULES([OPENSSL], [openssl >= 1.1.1])
+  PHP_EVAL_INCLINE([$OPENSSL_CFLAGS])
+  PHP_EVAL_LIBLINE([$OPENSSL_LIBS], [LOCK_SHARED_LIBADD])
+
   LOCK_CFLAGS="-D_GNU_SOURCE"
   if test "$PHP_LOCK_DEV" != "no"; then
     LOCK_CFLAGS="$LOCK_CFLAGS -Wall -Wextra -Werror -Wno-unused-parameter"
   fi
 
   PHP_NEW_EXTENSION([lock],
-    [ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c],
+    [ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_conn.c],
     [$ext_shared], [], [$LOCK_CFLAGS])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext/core])

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
 	# build
-	build-essential pkg-config php8.2-cli php8.2-dev php-pear libhiredis-dev
+	build-essential pkg-config php8.2-cli php8.2-dev php-pear libhiredis-dev libssl-dev
 	# tests: our own redis-server processes on free ports, valgrind for the phpt suite
 	redis-server valgrind curl php8.2-fpm
 	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline

@@ -138,21 +138,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <hiredis/hiredis.h>
-
-#if HIREDIS_MAJOR >= 1
-# define lkc_rs_sdslen hi_sdslen
-# define lkc_rs_sdsrange hi_sdsrange
-#else
-# define lkc_rs_sdslen sdslen
-# define lkc_rs_sdsrange sdsrange
-#endif
+#include "lkc_redis_conn.h"
 
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
 
-/* Idle persistent connections kept per process; more are closed. */
-#define LKC_RS_POOL_MAX 64
 /* What the lock key says while readers hold the resource (the scripts spell it out). */
 #define LKC_RS_SHARED "shared"
 /* How long a waiter handed a hold has to pick it up (ms): what a waiter that died costs the others. */
@@ -909,21 +899,19 @@ typedef struct {
 	char *endpoint;          /* "host:port" or the socket path, for messages */
 	char *pool_key;          /* what a pooled connection must match to be reused */
 	size_t pool_key_len;
-	redisContext *ctx;       /* NULL until first use and after an I/O error */
-	pid_t ctx_pid;           /* the process that made ctx */
+	lkc_rtls *tls;           /* NULL: plain text */
+	lkc_rconn *conn;         /* NULL until first use and after an I/O error */
 	int interrupted;         /* a signal the host wants handled arrived during I/O */
 	int abortable;           /* the current exchange is a sleep that such a signal ends */
-	int busy;                /* ctx is mid-exchange: sent, its replies not all read */
-	redisContext *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
+	int busy;                /* conn is mid-exchange: sent, its replies not all read */
+	lkc_rconn *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
 	int nparked;
-	redisContext *spare;     /* the idle connection of the last nested call, for the next one */
-	pid_t spare_pid;
+	lkc_rconn *spare;        /* the idle connection of the last nested call, for the next one */
 } lkc_rs_store;
 
 /* What lkc_rs_enter set aside for the call's end. */
 typedef struct {
 	int parked;              /* the outer call's connection was parked */
-	pid_t ctx_pid;
 	int interrupted;
 	int abortable;
 } lkc_rs_frame;
@@ -941,19 +929,6 @@ typedef struct {
 	const char **argv;
 	const size_t *lens;
 } lkc_rs_cmd;
-
-/* A connection kept for the next store of this process with the same settings. */
-typedef struct lkc_rs_pooled {
-	struct lkc_rs_pooled *next;
-	char *key;
-	size_t key_len;
-	redisContext *ctx;
-	pid_t pid;
-} lkc_rs_pooled;
-
-static lkc_rs_pooled *lkc_rs_pool;
-static size_t lkc_rs_pool_size;
-static pthread_mutex_t lkc_rs_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Rotates x left by n bits. */
 static uint32_t lkc_rs_rol(uint32_t x, int n)
@@ -1149,19 +1124,6 @@ static void lkc_rs_quote_errstr(const lkc_rs_store *s, const char *text, char *o
 	}
 }
 
-/* A timeval for ms milliseconds, at least one: zero would mean "no timeout" to the socket layer. */
-static struct timeval lkc_rs_tv(int64_t ms)
-{
-	struct timeval tv;
-
-	if (ms < 1) {
-		ms = 1;
-	}
-	tv.tv_sec = (time_t) (ms / 1000);
-	tv.tv_usec = (suseconds_t) (ms % 1000) * 1000;
-	return tv;
-}
-
 /* The monotonic time ms milliseconds from now, saturating instead of wrapping for absurd spans. */
 static uint64_t lkc_rs_deadline(int64_t ms)
 {
@@ -1187,132 +1149,18 @@ static int lkc_rs_may_recover(const lkc_rs_op *op, lkc_rc rc)
 	return rc == LKC_ERR_IO && op->sent && !op->recovered && lkc_ms_left(op->deadline) > 0;
 }
 
-/* Closes a context without sending anything (redisFree only closes the socket). */
-static void lkc_rs_close(redisContext *ctx)
-{
-	redisFree(ctx);
-}
-
 /* Drops the store's connection; the next operation connects anew. */
 static void lkc_rs_discard(lkc_rs_store *s)
 {
-	if (s->ctx != NULL) {
-		lkc_rs_close(s->ctx);
-		s->ctx = NULL;
-	}
+	lkc_rconn_close(s->conn);
+	s->conn = NULL;
 	s->busy = 0;
-}
-
-/* Unlinks and closes pooled connections made by another process; the pool lock is held. */
-static void lkc_rs_pool_sweep_locked(pid_t self)
-{
-	lkc_rs_pooled **link = &lkc_rs_pool;
-
-	while (*link != NULL) {
-		lkc_rs_pooled *e = *link;
-
-		if (e->pid == self) {
-			link = &e->next;
-			continue;
-		}
-		/* A parent's socket: closing our copy leaves the parent's connection alone. */
-		*link = e->next;
-		lkc_rs_close(e->ctx);
-		free(e->key);
-		free(e);
-		lkc_rs_pool_size--;
-	}
-}
-
-/* Whether an idle connection has something to read (a hang-up, an error, a stray reply): then it is not idle. */
-static int lkc_rs_readable(const redisContext *ctx)
-{
-	struct pollfd pfd = { .fd = ctx->fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
-
-	return ctx->err != 0 || lkc_rs_sdslen(ctx->obuf) > 0 || poll(&pfd, 1, 0) != 0;
-}
-
-/*
- * Takes an idle connection of this process made with the same settings, or
- * NULL. One with anything to read (a reply nobody waited for, a hang-up) is
- * closed instead: a reused connection must be known idle.
- */
-static redisContext *lkc_rs_pool_take(const char *key, size_t key_len)
-{
-	redisContext *ctx = NULL;
-	lkc_rs_pooled **link;
-
-	pthread_mutex_lock(&lkc_rs_pool_lock);
-	lkc_rs_pool_sweep_locked(lkc_pid());
-	link = &lkc_rs_pool;
-	while (*link != NULL) {
-		lkc_rs_pooled *e = *link;
-
-		if (e->key_len != key_len || memcmp(e->key, key, key_len) != 0) {
-			link = &e->next;
-			continue;
-		}
-		*link = e->next;
-		ctx = e->ctx;
-		free(e->key);
-		free(e);
-		lkc_rs_pool_size--;
-		if (!lkc_rs_readable(ctx)) {
-			break;
-		}
-		lkc_rs_close(ctx);
-		ctx = NULL;
-	}
-	pthread_mutex_unlock(&lkc_rs_pool_lock);
-	return ctx;
-}
-
-/* Keeps ctx for reuse by this process, or closes it when the pool is full. */
-static void lkc_rs_pool_put(const char *key, size_t key_len, redisContext *ctx)
-{
-	lkc_rs_pooled *e = malloc(sizeof(*e));
-
-	if (e != NULL) {
-		e->key = malloc(key_len);
-	}
-	if (e == NULL || e->key == NULL) {
-		free(e);
-		lkc_rs_close(ctx);
-		return;
-	}
-	memcpy(e->key, key, key_len);
-	e->key_len = key_len;
-	e->ctx = ctx;
-	e->pid = lkc_pid();
-	pthread_mutex_lock(&lkc_rs_pool_lock);
-	lkc_rs_pool_sweep_locked(e->pid);
-	if (lkc_rs_pool_size >= LKC_RS_POOL_MAX) {
-		pthread_mutex_unlock(&lkc_rs_pool_lock);
-		lkc_rs_close(ctx);
-		free(e->key);
-		free(e);
-		return;
-	}
-	e->next = lkc_rs_pool;
-	lkc_rs_pool = e;
-	lkc_rs_pool_size++;
-	pthread_mutex_unlock(&lkc_rs_pool_lock);
 }
 
 /* Closes every pooled connection; a forked child closes only its copies of the sockets. */
 void lkc_redis_pool_shutdown(void)
 {
-	pthread_mutex_lock(&lkc_rs_pool_lock);
-	while (lkc_rs_pool != NULL) {
-		lkc_rs_pooled *e = lkc_rs_pool;
-
-		lkc_rs_pool = e->next;
-		lkc_rs_close(e->ctx);
-		free(e->key);
-		free(e);
-	}
-	lkc_rs_pool_size = 0;
-	pthread_mutex_unlock(&lkc_rs_pool_lock);
+	lkc_rconn_pool_shutdown();
 }
 
 /*
@@ -1351,34 +1199,9 @@ static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadli
 }
 
 /*
- * Sends what it can of hiredis's output buffer with MSG_NOSIGNAL, so that a
- * dropped connection is an error and never a SIGPIPE; *done says whether all went.
+ * Turns a failed step into an error and drops the connection: waited 0 timed
+ * out, -1 a poll error (errnum), 1 the connection itself broke.
  */
-static int lkc_rs_flush(redisContext *ctx, int *done)
-{
-	size_t len = lkc_rs_sdslen(ctx->obuf);
-
-	*done = 0;
-	while (len > 0) {
-		ssize_t n = send(ctx->fd, ctx->obuf, len, MSG_NOSIGNAL);
-
-		if (n < 0) {
-			if (errno == EINTR) {
-				continue;
-			}
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				return REDIS_OK;
-			}
-			return REDIS_ERR;
-		}
-		lkc_rs_sdsrange(ctx->obuf, n, -1);
-		len -= (size_t) n;
-	}
-	*done = 1;
-	return REDIS_OK;
-}
-
-/* Turns a failed socket wait or hiredis call into an error, and drops the connection. */
 static lkc_rc lkc_rs_io_fail(lkc_rs_store *s, int waited, int errnum, const char *doing, lkc_err *err)
 {
 	char cause[256];
@@ -1387,39 +1210,43 @@ static lkc_rc lkc_rs_io_fail(lkc_rs_store *s, int waited, int errnum, const char
 	if (waited == 0) {
 		snprintf(cause, sizeof(cause), "timed out after %lld ms %s",
 			(long long) s->cfg.timeout_ms, doing);
-	} else if (waited < 0) {
-		char sys[128];
-
-		lkc_rs_quote_errstr(s, strerror(errnum), sys, sizeof(sys));
-		snprintf(cause, sizeof(cause), "connection error %s: %s", doing, sys);
 	} else {
 		char text[160];
+		const char *said = "";
+		lkc_rconn_err kind = LKC_RCONN_ERR_IO;
 
-		lkc_rs_quote_errstr(s, s->ctx->errstr, text, sizeof(text));
-		switch (s->ctx->err) {
-			case REDIS_ERR_EOF:
+		if (waited > 0 && s->conn != NULL) {
+			kind = lkc_rconn_error(s->conn, &errnum, &said);
+		}
+		lkc_rs_quote_errstr(s, errnum != 0 ? strerror(errnum) : said, text, sizeof(text));
+		switch (kind) {
+			case LKC_RCONN_ERR_EOF:
 				snprintf(cause, sizeof(cause), "connection closed by the server %s", doing);
 				break;
-			case REDIS_ERR_PROTOCOL:
+			case LKC_RCONN_ERR_PROTOCOL:
 				code = LKC_ERR_PROTOCOL;
 				snprintf(cause, sizeof(cause), "protocol error %s: %s", doing, text);
 				break;
-			case REDIS_ERR_OOM:
+			case LKC_RCONN_ERR_OOM:
 				code = LKC_ERR_SYSTEM;
 				snprintf(cause, sizeof(cause), "out of memory %s", doing);
 				break;
+			case LKC_RCONN_ERR_TLS:
+				snprintf(cause, sizeof(cause), "%s", text);
+				break;
 			default:
-				if (errnum == EAGAIN || errnum == EWOULDBLOCK) {
-					snprintf(cause, sizeof(cause), "timed out after %lld ms %s",
-						(long long) s->cfg.timeout_ms, doing);
-				} else {
-					snprintf(cause, sizeof(cause), "connection error %s: %s", doing, text);
-				}
+				snprintf(cause, sizeof(cause), "connection error %s: %s", doing, text);
 				break;
 		}
 	}
 	lkc_rs_discard(s);
 	return lkc_rs_fail(s, err, code, "%s", cause);
+}
+
+/* Waits for what a step of the connection wants: as lkc_rs_wait_fd. */
+static int lkc_rs_wait_step(lkc_rs_store *s, lkc_rconn_step step, uint64_t deadline)
+{
+	return lkc_rs_wait_fd(s, lkc_rconn_fd(s->conn), step == LKC_RCONN_WANT_WRITE ? POLLOUT : POLLIN, deadline);
 }
 
 /* Frees the first n replies. */
@@ -1448,8 +1275,9 @@ static lkc_rc lkc_rs_io_interrupted(lkc_rs_store *s, lkc_err *err)
 static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
 	redisReply **replies, lkc_err *err)
 {
-	redisContext *ctx = s->ctx;
-	int done = 0, got = 0, w;
+	lkc_rconn *conn = s->conn;
+	lkc_rconn_step step;
+	int got = 0, w;
 
 	op->sent = 0;
 	for (int i = 0; i < n; i++) {
@@ -1459,7 +1287,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		return lkc_rs_io_fail(s, 0, 0, "before sending a command", err);
 	}
 	for (int i = 0; i < n; i++) {
-		if (redisAppendCommandArgv(ctx, cmds[i].argc, cmds[i].argv, cmds[i].lens) != REDIS_OK) {
+		if (!lkc_rconn_append(conn, cmds[i].argc, cmds[i].argv, cmds[i].lens)) {
 			lkc_rs_discard(s);
 			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
 		}
@@ -1472,14 +1300,11 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 	 */
 	s->busy = 1;
 	/* The socket is non-blocking: write first, and wait only when the kernel's buffer is full. */
-	for (;;) {
-		if (lkc_rs_flush(ctx, &done) != REDIS_OK) {
-			return lkc_rs_io_fail(s, -1, errno, "sending a command", err);
+	while ((step = lkc_rconn_flush(conn)) != LKC_RCONN_DONE) {
+		if (step == LKC_RCONN_FAILED) {
+			return lkc_rs_io_fail(s, 1, 0, "sending a command", err);
 		}
-		if (done) {
-			break;
-		}
-		w = lkc_rs_wait_fd(s, ctx->fd, POLLOUT, op->deadline);
+		w = lkc_rs_wait_step(s, step, op->deadline);
 		if (w == -2) {
 			return lkc_rs_io_interrupted(s, err);
 		}
@@ -1488,26 +1313,25 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	while (got < n) {
-		void *reply = NULL;
-
-		if (redisGetReplyFromReader(ctx, &reply) != REDIS_OK) {
-			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, 1, errno, "reading a reply", err);
-		}
-		if (reply != NULL) {
-			replies[got++] = reply;
+		step = lkc_rconn_reply(conn, &replies[got]);
+		if (step == LKC_RCONN_DONE) {
+			got++;
 			continue;
 		}
-		w = lkc_rs_wait_fd(s, ctx->fd, POLLIN, op->deadline);
+		if (step == LKC_RCONN_FAILED) {
+			lkc_rs_free_replies(replies, got);
+			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
+		}
+		w = lkc_rs_wait_step(s, step, op->deadline);
 		if (w == -2) {
 			lkc_rs_free_replies(replies, got);
 			return lkc_rs_io_interrupted(s, err);
 		}
-		if (w <= 0 || redisBufferRead(ctx) != REDIS_OK) {
+		if (w <= 0) {
 			int errnum = errno;
 
 			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, w <= 0 ? w : 1, errnum, "waiting for a reply", err);
+			return lkc_rs_io_fail(s, w, errnum, "waiting for a reply", err);
 		}
 	}
 	s->busy = 0;
@@ -1538,6 +1362,31 @@ static int lkc_rs_is_ok(const redisReply *reply)
 	return reply->type == REDIS_REPLY_STATUS && reply->len == 2 && memcmp(reply->str, "OK", 2) == 0;
 }
 
+/* Reports a connect or TLS handshake that failed (waited as lkc_rs_io_fail), and drops the connection. */
+static lkc_rc lkc_rs_connect_failed(lkc_rs_store *s, int waited, int errnum, lkc_err *err)
+{
+	char text[160];
+	const char *said = "";
+	lkc_rconn_err kind = LKC_RCONN_ERR_IO;
+
+	if (waited == 0) {
+		int tls = s->tls != NULL;
+
+		lkc_rs_discard(s);
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: timed out after %lld ms%s",
+			(long long) s->cfg.timeout_ms, tls ? " (connect and TLS handshake)" : "");
+	}
+	if (waited > 0) {
+		kind = lkc_rconn_error(s->conn, &errnum, &said);
+	}
+	lkc_rs_quote_errstr(s, errnum != 0 ? strerror(errnum) : said, text, sizeof(text));
+	lkc_rs_discard(s);
+	if (kind == LKC_RCONN_ERR_OOM) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory connecting");
+	}
+	return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: %s", text);
+}
+
 /* Opens a new connection, authenticates and selects the database. */
 static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 {
@@ -1545,47 +1394,38 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	size_t auth_lens[3], select_lens[2];
 	lkc_rs_cmd cmds[2];
 	redisReply *replies[2];
-	char db[16], text[160];
-	int64_t ms = lkc_ms_left(op->deadline);
+	char db[16];
 	int n = 0, auth = -1, select = -1;
-	redisContext *ctx;
+	lkc_rconn_step step;
 	lkc_rc rc = LKC_OK;
 
 	op->sent = 0;
-	if (ms == 0) {
+	if (lkc_ms_left(op->deadline) == 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out after %lld ms before connecting",
 			(long long) s->cfg.timeout_ms);
 	}
-	if (s->cfg.socket_path != NULL) {
-		ctx = redisConnectUnixWithTimeout(s->cfg.socket_path, lkc_rs_tv(ms));
-	} else {
-		ctx = redisConnectWithTimeout(s->cfg.host, s->cfg.port, lkc_rs_tv(ms));
-	}
-	if (ctx == NULL) {
+	s->conn = lkc_rconn_open(&(lkc_rconn_target) {
+		.host = s->cfg.host, .port = s->cfg.port, .socket_path = s->cfg.socket_path, .tls = s->tls,
+	}, &step);
+	if (s->conn == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory connecting");
 	}
-	if (ctx->err != 0) {
-		lkc_rs_quote_errstr(s, ctx->errstr, text, sizeof(text));
-		lkc_rs_close(ctx);
-		return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: %s", text);
-	}
-	if (s->cfg.socket_path == NULL) {
-		/* Pooled connections sit idle for long: let the kernel notice a vanished peer. */
-		redisEnableKeepAlive(ctx);
-	}
-	/*
-	 * Our own polls bound every read and write by the operation's deadline, so the
-	 * socket goes non-blocking and hiredis is told to treat EAGAIN as "later".
-	 */
-	if (fcntl(ctx->fd, F_SETFL, fcntl(ctx->fd, F_GETFL) | O_NONBLOCK) < 0) {
-		int errnum = errno;
+	/* The connect and any TLS handshake run within the operation's deadline, as every command does. */
+	while (step != LKC_RCONN_DONE) {
+		int w;
 
-		lkc_rs_close(ctx);
-		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "cannot make the socket non-blocking: %s", strerror(errnum));
+		if (step == LKC_RCONN_FAILED) {
+			return lkc_rs_connect_failed(s, 1, 0, err);
+		}
+		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -2) {
+			return lkc_rs_io_interrupted(s, err);
+		}
+		if (w <= 0) {
+			return lkc_rs_connect_failed(s, w, errno, err);
+		}
+		step = lkc_rconn_handshake(s->conn);
 	}
-	ctx->flags &= ~REDIS_BLOCK;
-	s->ctx = ctx;
-	s->ctx_pid = lkc_pid();
 
 	if (s->cfg.password != NULL || s->cfg.username != NULL) {
 		int argc = 0;
@@ -1643,16 +1483,15 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
  */
 static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 {
-	if (s->ctx != NULL && s->ctx_pid != lkc_pid()) {
+	if (s->conn != NULL && lkc_rconn_pid(s->conn) != lkc_pid()) {
 		lkc_rs_discard(s);
 	}
-	if (s->ctx != NULL) {
+	if (s->conn != NULL) {
 		return LKC_OK;
 	}
 	if (s->cfg.persistent) {
-		s->ctx = lkc_rs_pool_take(s->pool_key, s->pool_key_len);
-		if (s->ctx != NULL) {
-			s->ctx_pid = lkc_pid();
+		s->conn = lkc_rconn_pool_take(s->pool_key, s->pool_key_len);
+		if (s->conn != NULL) {
 			return LKC_OK;
 		}
 	}
@@ -2367,16 +2206,11 @@ static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
  */
 static void lkc_rs_drop_if_closed(lkc_rs_store *s)
 {
-	struct pollfd pfd;
-
-	if (s->ctx == NULL || s->ctx_pid != lkc_pid()) {
+	if (s->conn == NULL || lkc_rconn_pid(s->conn) != lkc_pid()) {
 		return;
 	}
-	pfd.fd = s->ctx->fd;
-	pfd.events = POLLIN | POLLRDHUP;
-	pfd.revents = 0;
-	/* An idle connection has nothing to read: any event is a hang-up, an error or junk. */
-	if (poll(&pfd, 1, 0) > 0) {
+	/* An idle connection has nothing to read: anything is a hang-up, an error or junk. */
+	if (!lkc_rconn_idle(s->conn)) {
 		lkc_rs_discard(s);
 	}
 }
@@ -2755,9 +2589,10 @@ static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 /* Lets go of the store's connection: pooled when it is persistent, healthy and idle, else closed. */
 static void lkc_rs_let_go(lkc_rs_store *s)
 {
-	if (s->ctx != NULL && s->cfg.persistent && s->ctx_pid == lkc_pid() && !s->busy && s->ctx->err == 0) {
-		lkc_rs_pool_put(s->pool_key, s->pool_key_len, s->ctx);
-		s->ctx = NULL;
+	if (s->conn != NULL && s->cfg.persistent && lkc_rconn_pid(s->conn) == lkc_pid() && !s->busy
+		&& lkc_rconn_idle(s->conn)) {
+		lkc_rconn_pool_put(s->pool_key, s->pool_key_len, s->conn);
+		s->conn = NULL;
 	}
 	lkc_rs_discard(s);
 }
@@ -2775,21 +2610,19 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 	f->parked = 0;
 	f->interrupted = s->interrupted;
 	f->abortable = s->abortable;
-	if (s->ctx != NULL && s->busy) {
+	if (s->conn != NULL && s->busy) {
 		if (s->nparked >= LKC_RS_NEST_MAX) {
 			return lkc_rs_fail(s, err, LKC_ERR_STATE, "store calls nested %d deep inside its own I/O", LKC_RS_NEST_MAX);
 		}
-		s->parked[s->nparked++] = s->ctx;
+		s->parked[s->nparked++] = s->conn;
 		f->parked = 1;
-		f->ctx_pid = s->ctx_pid;
-		s->ctx = NULL;
+		s->conn = NULL;
 		s->busy = 0;
 		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
-		if (s->spare != NULL && s->spare_pid == lkc_pid() && !lkc_rs_readable(s->spare)) {
-			s->ctx = s->spare;
-			s->ctx_pid = s->spare_pid;
-		} else if (s->spare != NULL) {
-			lkc_rs_close(s->spare);
+		if (s->spare != NULL && lkc_rconn_pid(s->spare) == lkc_pid() && lkc_rconn_idle(s->spare)) {
+			s->conn = s->spare;
+		} else {
+			lkc_rconn_close(s->spare);
 		}
 		s->spare = NULL;
 	}
@@ -2802,14 +2635,13 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
 {
 	if (f->parked) {
-		if (s->ctx != NULL && s->spare == NULL && !s->busy && s->ctx_pid == lkc_pid() && s->ctx->err == 0) {
-			s->spare = s->ctx;
-			s->spare_pid = s->ctx_pid;
-			s->ctx = NULL;
+		if (s->conn != NULL && s->spare == NULL && !s->busy && lkc_rconn_pid(s->conn) == lkc_pid()
+			&& lkc_rconn_idle(s->conn)) {
+			s->spare = s->conn;
+			s->conn = NULL;
 		}
 		lkc_rs_let_go(s);
-		s->ctx = s->parked[--s->nparked];
-		s->ctx_pid = f->ctx_pid;
+		s->conn = s->parked[--s->nparked];
 		s->busy = 1;
 	}
 	s->interrupted = f->interrupted;
@@ -2823,14 +2655,14 @@ static void lkc_rs_destroy(lkc_store *store)
 
 	lkc_rs_let_go(s);
 	if (s->spare != NULL) {
-		s->ctx = s->spare;
-		s->ctx_pid = s->spare_pid;
+		s->conn = s->spare;
 		s->spare = NULL;
 		lkc_rs_let_go(s);
 	}
 	while (s->nparked > 0) {
-		lkc_rs_close(s->parked[--s->nparked]);
+		lkc_rconn_close(s->parked[--s->nparked]);
 	}
+	lkc_rtls_unref(s->tls);
 	lkc_redis_config_free(&s->cfg);
 	free(s->endpoint);
 	free(s->pool_key);
@@ -3060,6 +2892,21 @@ static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
 		strlen(s->endpoint), s->endpoint,
 		user != NULL ? "+" : "-", user != NULL ? strlen(user) : 0, user != NULL ? user : "",
 		s->cfg.database, pw_hash);
+	if (key != NULL && s->cfg.tls) {
+		/* A TLS connection is reused only with the very settings that verified it. */
+		const char *tls[] = { s->cfg.tls_ca_file, s->cfg.tls_ca_dir, s->cfg.tls_cert, s->cfg.tls_key, s->cfg.tls_server_name };
+		char *with = key;
+
+		for (size_t i = 0; with != NULL && i < sizeof(tls) / sizeof(tls[0]); i++) {
+			key = lkc_rs_format("%s t%zu:%s", with, tls[i] != NULL ? strlen(tls[i]) : 0, tls[i] != NULL ? tls[i] : "");
+			free(with);
+			with = key;
+		}
+		if (key != NULL) {
+			key = lkc_rs_format("%s tls v%d", with, s->cfg.tls_verify);
+			free(with);
+		}
+	}
 	if (key != NULL) {
 		*len = strlen(key);
 	}
@@ -3082,8 +2929,7 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 	}
 	s->base.ops = &lkc_rs_ops;
 	s->cfg = *cfg;
-	cfg->host = cfg->socket_path = cfg->username = cfg->password = cfg->prefix = NULL;
-	cfg->prefix_len = 0;
+	memset(cfg, 0, sizeof(*cfg));
 	if (s->cfg.prefix == NULL) {
 		s->cfg.prefix_len = 0;
 	}
@@ -3106,6 +2952,14 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 	if (problem != NULL) {
 		lkc_rs_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_INVALID, "Redis: %s", problem);
+	}
+	if (s->cfg.tls) {
+		lkc_rc rc = lkc_rtls_new(&s->cfg, &s->tls, err);
+
+		if (rc != LKC_OK) {
+			lkc_rs_destroy(&s->base);
+			return rc;
+		}
 	}
 
 	if (s->cfg.socket_path != NULL) {
