@@ -1370,11 +1370,13 @@ static lkc_rc lkc_rs_connect_failed(lkc_rs_store *s, int waited, int errnum, lkc
 	lkc_rconn_err kind = LKC_RCONN_ERR_IO;
 
 	if (waited == 0) {
-		int tls = s->tls != NULL;
+		int handshake = s->conn != NULL && lkc_rconn_in_handshake(s->conn);
 
 		lkc_rs_discard(s);
+		/* A plain server behind rediss:// waits for the rest of a "command" that never ends. */
 		return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: timed out after %lld ms%s",
-			(long long) s->cfg.timeout_ms, tls ? " (connect and TLS handshake)" : "");
+			(long long) s->cfg.timeout_ms,
+			handshake ? " in the TLS handshake (does the server speak TLS on this port?)" : "");
 	}
 	if (waited > 0) {
 		kind = lkc_rconn_error(s->conn, &errnum, &said);

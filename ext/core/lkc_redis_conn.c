@@ -651,6 +651,11 @@ int lkc_rconn_fd(const lkc_rconn *c)
 	return c->fd;
 }
 
+int lkc_rconn_in_handshake(const lkc_rconn *c)
+{
+	return !c->connecting && c->handshaking;
+}
+
 pid_t lkc_rconn_pid(const lkc_rconn *c)
 {
 	return c->pid;

@@ -74,6 +74,8 @@ lkc_rconn_step lkc_rconn_flush(lkc_rconn *c);
  */
 lkc_rconn_step lkc_rconn_reply(lkc_rconn *c, redisReply **reply);
 int lkc_rconn_fd(const lkc_rconn *c);
+/* Whether it is connected and in its TLS handshake. */
+int lkc_rconn_in_handshake(const lkc_rconn *c);
 /* The process that opened the connection. */
 pid_t lkc_rconn_pid(const lkc_rconn *c);
 /* Whether it is healthy and idle: nothing unsent, unread or arriving (a hang-up, a stray reply). */
