@@ -2143,6 +2143,48 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	return rc;
 }
 
+static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+
+/*
+ * With replicas > 0: waits until that many replicas have every write this
+ * connection made so far (WAIT covers the server's whole replication stream
+ * up to our last write, so a hold handed to us, which our BLPOP popped, is
+ * covered too). LKC_OK when they have, else an I/O error saying how many did.
+ */
+static lkc_rc lkc_rs_replicated(lkc_rs_store *s, const char *what, lkc_err *err)
+{
+	char n[16], ms[24];
+	const char *argv[3] = { "WAIT", n, ms };
+	size_t lens[3] = { 4, 0, 0 };
+	lkc_rs_cmd cmd = { 3, argv, lens };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (s->cfg.replicas <= 0) {
+		return LKC_OK;
+	}
+	lens[1] = (size_t) snprintf(n, sizeof(n), "%d", s->cfg.replicas);
+	lens[2] = (size_t) snprintf(ms, sizeof(ms), "%lld", (long long) s->cfg.replicas_timeout_ms);
+	/* The command's own budget is the timeout plus what WAIT may take. */
+	op.deadline = lkc_rs_deadline(s->cfg.timeout_ms + s->cfg.replicas_timeout_ms);
+	op.sent = 0;
+	op.recovered = 1;
+	rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type != REDIS_REPLY_INTEGER) {
+		rc = lkc_rs_unexpected(s, "WAIT", reply, err);
+	} else if (reply->integer < s->cfg.replicas) {
+		rc = lkc_rs_fail(s, err, LKC_ERR_IO, "%s not acknowledged by %d replica%s within %lld ms (%lld did)",
+			what, s->cfg.replicas, s->cfg.replicas == 1 ? "" : "s", (long long) s->cfg.replicas_timeout_ms,
+			reply->integer);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
 /*
  * The lock key holds the writer's owner or "shared" for readers: an owner of
  * that name would pass for the readers (and they for it). LKC_OK when the
@@ -2161,7 +2203,7 @@ static lkc_rc lkc_rs_owner_usable(const lkc_hold *hold, lkc_err *err)
  * one step of the acquire script, then, when busy and allowed to wait, the
  * queue.
  */
-static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+static lkc_rc lkc_rs_take(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -2198,6 +2240,38 @@ static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	}
 	hold->unsure = rc != LKC_OK && rc != LKC_BUSY;
 	lkc_rs_req_free(&req);
+	return rc;
+}
+
+/*
+ * Takes the hold as lkc_rs_take does; with replicas > 0 it counts only once
+ * the replicas have it: one that is not acknowledged in time is given back.
+ */
+static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_mode before = hold->mode;
+	lkc_rc rc = lkc_rs_take(store, hold, mode, ttl_ms, wait_ms, err);
+
+	if (rc != LKC_OK || s->cfg.replicas <= 0) {
+		return rc;
+	}
+	rc = lkc_rs_replicated(s, "the hold was taken but", err);
+	if (rc != LKC_OK && before == LKC_MODE_NONE) {
+		lkc_err ignored;
+
+		/* Never half-held: a hold a failover could lose is no hold. */
+		if (lkc_rs_release_io(store, hold, 0, &ignored) == LKC_OK) {
+			char said[sizeof(err->msg)];
+
+			hold->mode = LKC_MODE_NONE;
+			snprintf(said, sizeof(said), "%s", err->msg);
+			lkc_err_set(err, rc, "%s, so it was given back", said);
+		} else {
+			hold->unsure = 1;
+		}
+	}
 	return rc;
 }
 
@@ -2322,6 +2396,9 @@ static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms
 	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, lens, 2, &result, err);
 	if (rc == LKC_OK) {
 		rc = lkc_rs_hold_result(s, hold, "refresh", result, err);
+	}
+	if (rc == LKC_OK) {
+		rc = lkc_rs_replicated(s, "the refresh was made but", err);
 	}
 	free(key);
 	return rc;
