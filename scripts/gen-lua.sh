@@ -10,6 +10,7 @@
 #   scripts/gen-lua.sh --print NAME prints script NAME as Redis gets it, ready for
 #                                   redis-cli --eval FILE KEY , ARG...
 set -euo pipefail
+export LC_ALL=C
 root="$(cd "$(dirname "$0")/.." && pwd)"
 lua="$root/ext/core/lua"
 consts="$root/ext/core/lkc_redis_lua_const.h"
