@@ -79,6 +79,7 @@ fi
 
 if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
+	check lua "$root/scripts/gen-lua.sh" --check
 	check package "$root/scripts/check-package.sh"
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
