@@ -889,6 +889,7 @@ static void password_is_checked_and_never_shown(void)
 
 	lkc_err_clear(&err);
 	r.dir[0] = '\0';
+	r.extra = NULL;
 	CHECK(t_redis_start_opts(&r, 0, 0, good) == 0);
 	t_hold(&a, "res");
 
@@ -946,6 +947,7 @@ static void unix_socket_connects(void)
 
 	lkc_err_clear(&err);
 	r.dir[0] = '\0';
+	r.extra = NULL;
 	CHECK(t_redis_start_opts(&r, 0, 1, NULL) == 0);
 	t_hold(&a, "res");
 	t_hold(&b, "res");
