@@ -502,7 +502,7 @@ static bool php_lock_redis_tls_file(char **slot, const char *name, bool director
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	fd = open(resolved, O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
+	fd = open(resolved, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (directory ? O_DIRECTORY : 0));
 	if (fd < 0 || fstat(fd, &st) != 0) {
 		int errnum = errno;
 
