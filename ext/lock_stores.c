@@ -326,7 +326,11 @@ static bool php_lock_redis_setting(lkc_redis_config *cfg, const char *name, zval
 		if (!php_lock_duration_to_ms(zval_get_double(value), arg_num, what, false, &ms)) {
 			return false;
 		}
-		*(name[0] == 't' ? &cfg->timeout_ms : &cfg->replicas_timeout_ms) = ms;
+		if (strcmp(name, "timeout") == 0) {
+			cfg->timeout_ms = ms;
+		} else {
+			cfg->replicas_timeout_ms = ms;
+		}
 	} else if (strcmp(name, "persistent") == 0) {
 		cfg->persistent = zend_is_true(value);
 	} else if (strcmp(name, "fair") == 0) {
