@@ -308,4 +308,29 @@ lkc_rc lkc_dsn_parse(const char *dsn, size_t len, lkc_dsn *out, lkc_err *err);
 /* Frees every part; safe on a zeroed or partly filled dsn, which it leaves zeroed. */
 void lkc_dsn_free(lkc_dsn *dsn);
 
+/*
+ * Splits a DSN's list of hosts ("h1:7000,[::1],h3") into *count addresses,
+ * default_port where an element names none. An empty element, a bad port, a
+ * port without a host or a host repeated (same name, any case, same port) is
+ * LKC_ERR_INVALID; messages begin with label ("redis+cluster DSN") and never
+ * quote a host. On failure *out is NULL and *count 0.
+ */
+lkc_rc lkc_dsn_hosts(const char *list, int default_port, const char *label,
+	lkc_redis_addr **out, size_t *count, lkc_err *err);
+/* Frees what lkc_dsn_hosts made; NULL is fine. */
+void lkc_dsn_hosts_free(lkc_redis_addr *addrs, size_t count);
+
+/*
+ * Reads a parsed Redis DSN's scheme, credentials, hosts and path into cfg
+ * (not its query: the host reads that as options). redis:, rediss: (tls):
+ * host[:port][/db] or, redis: only, a unix socket path. redis+sentinel:,
+ * rediss+sentinel: the sentinels as seeds (port 26379 when none), then
+ * /master_name[/db]. redis+cluster:, rediss+cluster: the nodes as seeds (port
+ * 6379 when none), database 0 only. Sentinel and Cluster leave host NULL. The
+ * DSN's user and password are the server's (the master's behind sentinels).
+ * LKC_ERR_INVALID names what is wrong, never quoting the DSN; cfg may then be
+ * partly filled, and is freed as usual.
+ */
+lkc_rc lkc_redis_config_dsn(lkc_redis_config *cfg, const lkc_dsn *dsn, lkc_err *err);
+
 #endif

@@ -2293,18 +2293,76 @@ static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
  * Validates cfg and makes a store that connects on first use. It always takes
  * cfg's strings; a unix socket path, when set, wins over host and port.
  */
+/*
+ * Refuses a config that asks for what this build cannot do yet (Sentinel,
+ * Cluster), so that such a store fails at once instead of
+ * talking plain TCP to one server. Goes away as the layers arrive (issue 12).
+ */
+static lkc_rc lkc_rs_refuse_unbuilt(const lkc_redis_config *cfg, lkc_err *err)
+{
+	char where[320], what[96];
+	size_t used;
+	int plural;
+
+	if (cfg->topology == LKC_REDIS_SINGLE) {
+		return LKC_OK;
+	}
+	{
+		const char *parts[3];
+		size_t n = 0, len = 0;
+
+		if (cfg->topology != LKC_REDIS_SINGLE) {
+			parts[n++] = cfg->topology == LKC_REDIS_SENTINEL ? "Sentinel" : "Cluster";
+		}
+		what[0] = '\0';
+		for (size_t i = 0; i < n; i++) {
+			len += (size_t) snprintf(what + len, sizeof(what) - len, "%s%s",
+				i == 0 ? "" : i + 1 == n ? " and " : ", ", parts[i]);
+		}
+		plural = n > 1;
+	}
+	if (cfg->topology == LKC_REDIS_SENTINEL) {
+		used = (size_t) snprintf(where, sizeof(where), "master \"%.64s\" via sentinels",
+			cfg->master_name != NULL ? cfg->master_name : "");
+	} else {
+		used = (size_t) snprintf(where, sizeof(where), "at");
+	}
+	if (cfg->topology == LKC_REDIS_SINGLE && cfg->host == NULL) {
+		snprintf(where + used, sizeof(where) - used, " %.200s", cfg->socket_path != NULL ? cfg->socket_path : "");
+	} else if (cfg->topology == LKC_REDIS_SINGLE) {
+		int ipv6 = strchr(cfg->host, ':') != NULL;
+
+		snprintf(where + used, sizeof(where) - used, " %s%.200s%s:%d", ipv6 ? "[" : "", cfg->host,
+			ipv6 ? "]" : "", cfg->port);
+	}
+	for (size_t i = 0; cfg->topology != LKC_REDIS_SINGLE && i < cfg->nseeds && used < sizeof(where); i++) {
+		int ipv6 = strchr(cfg->seeds[i].host, ':') != NULL;
+
+		used += (size_t) snprintf(where + used, sizeof(where) - used, "%s%s%.64s%s:%d", i > 0 ? "," : " ",
+			ipv6 ? "[" : "", cfg->seeds[i].host, ipv6 ? "]" : "", cfg->seeds[i].port);
+	}
+	return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "Redis %s: %s %s not available in this build yet", where,
+		what, plural ? "are" : "is");
+}
+
 lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 {
-	lkc_rs_store *s = calloc(1, sizeof(*s));
+	lkc_rs_store *s;
 	const char *problem = NULL;
 
 	*out = NULL;
+	if (lkc_rs_refuse_unbuilt(cfg, err) != LKC_OK) {
+		lkc_redis_config_free(cfg);
+		return err->code;
+	}
+	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		lkc_redis_config_free(cfg);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}
 	s->base.ops = &lkc_rs_ops;
 	s->cfg = *cfg;
+	/* Every string, the new ones of issue 12 too, is the store's now. */
 	memset(cfg, 0, sizeof(*cfg));
 	if (s->cfg.prefix == NULL) {
 		s->cfg.prefix_len = 0;

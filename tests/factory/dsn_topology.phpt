@@ -1,0 +1,67 @@
+--TEST--
+Factory::fromDsn() and RedisStore: rediss:, redis+sentinel: and redis+cluster: DSNs parse (hosts, ports, master, TLS), and until TLS, Sentinel and Cluster are built the store is a LockException naming them, never a plain connection
+--EXTENSIONS--
+lock
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+
+// Every password below is "hunter2": no message may show it.
+$good = [
+    'rediss://redis.example:6380',
+    'REDISS://[::1]/2?prefix=app:',
+    'rediss://u:hunter2@10.0.0.1?tls_verify=0&tls_server_name=redis.example',
+    'redis+sentinel://h1:26380,h2,[::1]/mymaster',
+    'redis+sentinel://u:hunter2@h1/mymaster/3?sentinel_username=s&sentinel_password=hunter2&timeout=0.5',
+    'rediss+sentinel://[fe80::1]:5000/m-1.a_b/',
+    'redis+cluster://h1:7000,h2:7001,h3',
+    'redis+cluster://:hunter2@node/0?database=0',
+    'rediss+cluster://h1:7000,H1:7001?tls_verify=false',
+    'redis://127.0.0.1:6379?replicas=1&replicas_timeout=0.25',
+    'rediss+cluster://h1?replicas=2',
+];
+foreach ($good as $dsn) {
+    $messages = [];
+    foreach ([fn () => Lock\Factory::fromDsn($dsn), fn () => new Lock\Store\RedisStore($dsn)] as $make) {
+        try {
+            $make();
+            $messages[] = 'no exception';
+        } catch (Throwable $e) {
+            $messages[] = get_class($e) . ': ' . $e->getMessage();
+        }
+    }
+    echo $messages[0], "\n";
+    if ($messages[0] !== $messages[1]) {
+        echo "  RedisStore differs: $messages[1]\n";
+    }
+    if (str_contains($messages[0], 'hunter2')) {
+        echo "  the message shows a password\n";
+    }
+}
+
+// The same settings as options; replicas => 0 is what a plain store has, and opens.
+lock_test_expect_throw(fn () => new Lock\Store\RedisStore('redis://127.0.0.1:1', ['replicas' => 3, 'replicas_timeout' => 2]));
+var_dump(get_class(new Lock\Store\RedisStore('redis://127.0.0.1:1', ['replicas' => 0, 'replicas_timeout' => 2.5])));
+lock_test_expect_throw(fn () => new Lock\Store\RedisStore('rediss+sentinel://s1,s2/master', [
+    'sentinel_username' => 'sentinel-user', 'sentinel_password' => 'hunter2', 'password' => 'hunter2',
+    'tls_verify' => false, 'tls_server_name' => 'redis.internal',
+]));
+// A plain redis: DSN still opens as it did (nothing is asked of TLS or topology).
+var_dump(get_class(Lock\Factory::fromDsn('redis://127.0.0.1:1/1')->getStore()));
+?>
+--EXPECT--
+Lock\LockException: Redis at redis.example:6380: TLS is not available in this build yet
+Lock\LockException: Redis at [::1]:6379: TLS is not available in this build yet
+Lock\LockException: Redis at 10.0.0.1:6379: TLS is not available in this build yet
+Lock\LockException: Redis master "mymaster" via sentinels h1:26380,h2:26379,[::1]:26379: Sentinel is not available in this build yet
+Lock\LockException: Redis master "mymaster" via sentinels h1:26379: Sentinel is not available in this build yet
+Lock\LockException: Redis master "m-1.a_b" via sentinels [fe80::1]:5000: Sentinel and TLS are not available in this build yet
+Lock\LockException: Redis at h1:7000,h2:7001,h3:6379: Cluster is not available in this build yet
+Lock\LockException: Redis at node:6379: Cluster is not available in this build yet
+Lock\LockException: Redis at h1:7000,H1:7001: Cluster and TLS are not available in this build yet
+Lock\LockException: Redis at 127.0.0.1:6379: replica acknowledgement (replicas) is not available in this build yet
+Lock\LockException: Redis at h1:6379: Cluster, TLS and replica acknowledgement (replicas) are not available in this build yet
+Lock\LockException: Redis at 127.0.0.1:1: replica acknowledgement (replicas) is not available in this build yet
+string(21) "Lock\Store\RedisStore"
+Lock\LockException: Redis master "master" via sentinels s1:26379,s2:26379: Sentinel and TLS are not available in this build yet
+string(21) "Lock\Store\RedisStore"
