@@ -156,7 +156,7 @@ static void lkc_rconn_bio_init(void)
 static lkc_rc lkc_rtls_readable(const char *option, const char *path, int dir, lkc_err *err)
 {
 	if (access(path, dir ? (R_OK | X_OK) : R_OK) != 0) {
-		return lkc_err_set(err, LKC_ERR_INVALID, "Redis: cannot read %s '%s': %s", option, path, strerror(errno));
+		return lkc_err_set(err, LKC_ERR_PERM, "Redis: cannot read %s '%s': %s", option, path, strerror(errno));
 	}
 	return LKC_OK;
 }
@@ -168,7 +168,7 @@ static lkc_rc lkc_rtls_refused(lkc_rtls *tls, const char *what, lkc_err *err)
 
 	lkc_rtls_error_text(text, sizeof(text));
 	lkc_rtls_unref(tls);
-	return lkc_err_set(err, LKC_ERR_INVALID, "Redis: %s: %s", what, text);
+	return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: %s: %s", what, text);
 }
 
 lkc_rc lkc_rtls_new(const lkc_redis_config *cfg, lkc_rtls **out, lkc_err *err)

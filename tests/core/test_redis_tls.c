@@ -220,16 +220,16 @@ static void unreadable_files_are_named(void)
 
 	t_setup();
 	t_tls_config(&cfg, "localhost", t_tls_port, t_path("missing.crt"), NULL, NULL, NULL);
-	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_PERM, &err);
 	CHECK(strstr(err.msg, "tls_ca_file") != NULL && strstr(err.msg, "missing.crt") != NULL);
 	lkc_redis_config_free(&cfg);
 	t_tls_config(&cfg, "localhost", t_tls_port, t_path("ca.crt"), t_path("cli.crt"), t_path("srv.key"), NULL);
-	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_SYSTEM, &err);
 	CHECK(strstr(err.msg, "tls_key") != NULL && strstr(err.msg, "mismatch") != NULL);
 	lkc_redis_config_free(&cfg);
 	/* A key that is not a key. */
 	t_tls_config(&cfg, "localhost", t_tls_port, t_path("ca.crt"), t_path("cli.crt"), t_path("san.cnf"), NULL);
-	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_INVALID, &err);
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_SYSTEM, &err);
 	CHECK(strstr(err.msg, "tls_key") != NULL);
 	lkc_redis_config_free(&cfg);
 	CHECK(store == NULL);

@@ -34,5 +34,5 @@ var_dump($code);
 Lock\StorageException: Redis: tls_ca_file "DIR/out/ca.pem" is outside open_basedir
 Lock\StorageException: Redis: tls_ca_dir "DIR/out/certs" is outside open_basedir
 Lock\StorageException: Redis: tls_ca_file "DIR/out/ca.pem" is outside open_basedir
-Lock\LockException: Redis at 127.0.0.1:6380: TLS is not available in this build yet
+Lock\StorageException: Redis: cannot load the CA of tls_ca_file 'DIR/in/ca.pem': no certificate or crl found
 int(0)

@@ -107,7 +107,7 @@ foreach ([
     }
 }
 ?>
---EXPECT--
+--EXPECTF--
 -- types
 TypeError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "tls_ca_file" must be of type string, int given
 TypeError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "tls_ca_dir" must be of type string, null given
@@ -157,7 +157,7 @@ ValueError: Lock\Store\RedisStore::__construct(): Argument #1 ($dsn) query param
 ValueError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "tls_cert" needs "tls_key" too: mutual TLS takes a certificate and its key
 ValueError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "tls_key" needs "tls_cert" too: mutual TLS takes a certificate and its key
 ValueError: Lock\Store\RedisStore::__construct(): Argument #1 ($dsn) query parameter "tls_key" needs "tls_cert" too: mutual TLS takes a certificate and its key
-Lock\LockException: Redis at 127.0.0.1:6380: TLS is not available in this build yet
+Lock\StorageException: Redis: cannot load the CA of tls_ca_file '%s/ca.pem': no certificate or crl found
 -- TLS files that cannot be read
 Lock\StorageException: Redis: tls_ca_file "DIR/missing.pem" cannot be read: No such file or directory
 Lock\StorageException: Redis: tls_ca_file "DIR/certs" is not a regular file
@@ -167,7 +167,7 @@ Lock\StorageException: Redis: tls_key "DIR/missing.key" cannot be read: No such 
 Lock\StorageException: Redis: tls_cert "DIR/missing.crt" cannot be read: No such file or directory
 Lock\StorageException: Redis: tls_key "DIR/fifo.key" is not a regular file
 Lock\StorageException: Redis: tls_key "DIR/nope.key" cannot be read: No such file or directory
-Lock\LockException: Redis at 127.0.0.1:6380: TLS is not available in this build yet
+Lock\StorageException: Redis: cannot load the CA of tls_ca_file 'DIR/ca.pem': no certificate or crl found
 -- the sentinels' password shows nowhere
 Lock\LockException, shows the password: false
 Lock\LockException, shows the password: false
