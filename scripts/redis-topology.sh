@@ -267,11 +267,13 @@ start() {
 	} >"$d/conf/$a_sent.conf"
 	echo "sentinel $a_sent" >>"$d/procs"
 
-	# Cluster nodes, each with its bus on a port of its own.
+	# Cluster nodes, each with its bus on a port of its own. A replica counts as in sync
+	# (CLUSTER SLOTS lists it) once its offset moved: the master pings it every second.
 	for i in 0 1 2 3 4 5; do
 		conf_node "$d" "${c_ports[$i]}" "cluster-enabled yes" "cluster-port ${c_bus[$i]}" \
 			"cluster-config-file $d/data/${c_ports[$i]}/nodes.conf" \
-			"cluster-node-timeout $cluster_node_timeout_ms" "cluster-replica-validity-factor 0"
+			"cluster-node-timeout $cluster_node_timeout_ms" "cluster-replica-validity-factor 0" \
+			"repl-ping-replica-period 1"
 	done
 
 	local kind port
@@ -442,8 +444,8 @@ restore_sentinel() {
 	done
 }
 
-# Whether every cluster node says cluster_state:ok, knows 6 nodes with none failing,
-# and sees no slot left importing or migrating.
+# Whether every cluster node says cluster_state:ok, knows 6 nodes, 3 of them masters,
+# none failing or out of sync, and sees no slot left importing or migrating.
 cluster_healthy() {
 	local port nodes
 	for port in ${1//,/ }; do
@@ -452,6 +454,8 @@ cluster_healthy() {
 		[ "$(grep -c . <<<"$nodes")" = 6 ] || return 1
 		grep -qE 'fail|handshake|noaddr|disconnected|->-|-<-' <<<"$nodes" && return 1
 		[ "$(awk '$3 ~ /master/' <<<"$nodes" | grep -c .)" = 3 ] || return 1
+		# Every replica in sync as this node has heard (CLUSTER SLOTS lists only those).
+		[ "$(cli "$port" cluster shards | tr -d '\r' | grep -A1 -x health | grep -cx online)" = 6 ] || return 1
 	done
 	return 0
 }
