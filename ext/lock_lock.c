@@ -612,7 +612,9 @@ ZEND_METHOD(Lock_Lock, release)
 		Z_PARAM_DOUBLE(delay)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_ready(lock) || !php_lock_seconds_to_ms(delay, 1, true, &delay_ms)) {
+	/* No delay (the usual release) needs no conversion. */
+	delay_ms = 0;
+	if (!php_lock_ready(lock) || (delay != 0 && !php_lock_seconds_to_ms(delay, 1, true, &delay_ms))) {
 		RETURN_THROWS();
 	}
 	store = php_lock_store_of(lock);

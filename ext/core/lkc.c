@@ -77,37 +77,32 @@ const char *lkc_rc_name(lkc_rc rc)
 	return "UNKNOWN";
 }
 
-static pid_t lkc_self_pid;
-static unsigned long lkc_forks;
+pid_t lkc_pid_cached;
+unsigned long lkc_fork_total;
 static pthread_once_t lkc_pid_once = PTHREAD_ONCE_INIT;
 
 static void lkc_after_fork_parent(void)
 {
-	lkc_forks++;
+	lkc_fork_total++;
 }
 
 static void lkc_after_fork_child(void)
 {
-	lkc_self_pid = getpid();
-	lkc_forks++;
+	__atomic_store_n(&lkc_pid_cached, getpid(), __ATOMIC_RELEASE);
+	lkc_fork_total++;
 }
 
 static void lkc_pid_init(void)
 {
-	lkc_self_pid = getpid();
+	/* The fork handlers first: whoever sees the pid set sees forks counted. */
 	pthread_atfork(NULL, lkc_after_fork_parent, lkc_after_fork_child);
+	__atomic_store_n(&lkc_pid_cached, getpid(), __ATOMIC_RELEASE);
 }
 
-pid_t lkc_pid(void)
+pid_t lkc_pid_setup(void)
 {
 	pthread_once(&lkc_pid_once, lkc_pid_init);
-	return lkc_self_pid;
-}
-
-unsigned long lkc_fork_count(void)
-{
-	pthread_once(&lkc_pid_once, lkc_pid_init);
-	return lkc_forks;
+	return __atomic_load_n(&lkc_pid_cached, __ATOMIC_ACQUIRE);
 }
 
 uint64_t lkc_now_ns(void)
