@@ -63,10 +63,29 @@ lkc_rc lkc_rc_from_errno(int errnum);
 /* A short name for a result code, for tests and logs. */
 const char *lkc_rc_name(lkc_rc rc);
 
-/* getpid() without a system call: cached, and renewed in a child by a fork handler. */
-pid_t lkc_pid(void);
+/* The cached pid and fork count below; set up by lkc_pid_setup() on first use. */
+extern pid_t lkc_pid_cached;
+extern unsigned long lkc_fork_total;
+/* Caches the pid and installs the fork handlers that keep it and the fork count; returns the pid. */
+pid_t lkc_pid_setup(void);
+
+/*
+ * getpid() without a system call: cached, and renewed in a child by a fork handler.
+ * Inline: a lock cycle asks several times, and a call each time showed in its profile.
+ */
+static inline pid_t lkc_pid(void)
+{
+	pid_t pid = __atomic_load_n(&lkc_pid_cached, __ATOMIC_ACQUIRE);
+
+	return pid != 0 ? pid : lkc_pid_setup();
+}
+
 /* How many times this process (or its ancestors before it) forked; a hold compares it to see a fork since. */
-unsigned long lkc_fork_count(void);
+static inline unsigned long lkc_fork_count(void)
+{
+	(void) lkc_pid();
+	return lkc_fork_total;
+}
 
 /* Monotonic clock, nanoseconds. */
 uint64_t lkc_now_ns(void);
@@ -197,10 +216,52 @@ void lkc_store_release(lkc_store *store);
 /*
  * The lock layer over a store: validates state, records pid and expiry, and
  * never lets a forked child touch its parent's hold.
+ *
+ * lkc_acquire and lkc_release are inline over out-of-line checks and bookkeeping,
+ * so that the store's system call runs as few calls deep as it can: after a system
+ * call, each return to a caller that was on the stack before it is a mispredicted
+ * branch on kernels that refill the return stack buffer on the way back (SRSO and
+ * Spectre mitigations), a measurable part of a semaphore or flock cycle.
  */
-lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
-	int64_t ttl_ms, int64_t wait_ms, lkc_err *err);
-lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+/* Checks before a store's acquire: 1 to go on (*start set), 0 with *rc the answer. */
+int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t *start, lkc_rc *rc, lkc_err *err);
+/* Records a hold the store took in mode. */
+void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, uint64_t start);
+/* Checks before a store's release: 1 to go on, 0 with *rc the answer. */
+int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc *rc, lkc_err *err);
+/* Forgets a hold the store gave back (or found gone), after its release answered rc. */
+void lkc_release_end(lkc_hold *hold, lkc_rc rc);
+
+/* Takes or converts the hold through the store. */
+__attribute__((always_inline)) static inline lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	uint64_t start;
+	lkc_rc rc;
+
+	if (!lkc_acquire_begin(store, hold, mode, &start, &rc, err)) {
+		return rc;
+	}
+	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
+	if (rc == LKC_OK) {
+		lkc_acquire_end(store, hold, mode, ttl_ms, start);
+	}
+	return rc;
+}
+
+/* Gives the hold up through the store; a hold not held is released quietly. */
+__attribute__((always_inline)) static inline lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rc rc;
+
+	if (!lkc_release_begin(store, hold, delay_ms, &rc, err)) {
+		return rc;
+	}
+	rc = store->ops->release(store, hold, delay_ms, err);
+	lkc_release_end(hold, rc);
+	return rc;
+}
+
 lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
 lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err);
 /* The fencing token of an exclusive hold; LKC_ERR_UNSUPPORTED when the store has none. */
