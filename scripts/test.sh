@@ -27,6 +27,8 @@ done
 [ ${#only[@]} -gt 0 ] && valgrind=0
 
 work="$root/.test-run"
+# A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
+"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -63,6 +65,7 @@ cleanup() {
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
 	fi
+	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -131,6 +134,16 @@ for _ in $(seq 1 100); do
 done
 export LOCK_TEST_REDIS_PORT=$port
 export LOCK_TEST_EXT="$root/modules/lock.so"
+
+# A PostgreSQL 15 of our own (initdb in $work/pgsql, a free loopback port, run as nobody when
+# we are root), for the PostgresStore tests; stopped by cleanup.
+if pg_dsn=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql-start.log"); then
+	export LOCK_TEST_PGSQL_DSN=$pg_dsn
+else
+	echo "test: cannot start PostgreSQL for the PostgresStore tests:" >&2
+	tail -n 20 "$work/pgsql-start.log" >&2
+	record "PostgreSQL test server" 0 1 0
+fi
 
 # run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on
 # the second attempt as a warning, with the first attempt's output gone. A test that passes
