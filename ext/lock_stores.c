@@ -561,7 +561,11 @@ static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len,
 		zend_argument_value_error(arg_num, "must name one host");
 		goto done;
 	}
-	if (!php_lock_pg_decode_host(parsed.host) || (strchr(parsed.host, '/') != NULL && parsed.host[0] != '/')) {
+	if (!php_lock_pg_decode_host(parsed.host)) {
+		zend_argument_value_error(arg_num, "has a bad percent escape in the host ('%%' must be followed by two hex digits, not %%00)");
+		goto done;
+	}
+	if (strchr(parsed.host, '/') != NULL && parsed.host[0] != '/') {
 		zend_argument_value_error(arg_num, "has an invalid host: a socket directory must be an absolute path, written as %%2F...");
 		goto done;
 	}

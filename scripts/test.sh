@@ -139,6 +139,7 @@ export LOCK_TEST_EXT="$root/modules/lock.so"
 # we are root), for the PostgresStore tests; stopped by cleanup.
 if pg_dsn=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql-start.log"); then
 	export LOCK_TEST_PGSQL_DSN=$pg_dsn
+	export LOCK_TEST_PGSQL_SOCKET_DIR="$work/pgsql/sock"
 else
 	echo "test: cannot start PostgreSQL for the PostgresStore tests:" >&2
 	tail -n 20 "$work/pgsql-start.log" >&2
