@@ -1,5 +1,5 @@
 --TEST--
-pgsql: a server that is down, silent, or refuses (password, database) is a Lock\StorageException within the timeout, naming the endpoint and never the password; a unix socket directory works; phpinfo() lists the store
+faults: PostgreSQL: a server that is down, silent, or refuses (password, database) is a Lock\StorageException within the timeout, naming the endpoint and never the password; a unix socket directory works; phpinfo() lists the store
 --EXTENSIONS--
 lock
 --FILE--
