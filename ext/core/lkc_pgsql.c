@@ -259,11 +259,22 @@ static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 	return LKC_OK;
 }
 
-/* Whether an idle connection can serve again: ours, open, and outside any transaction. */
+/*
+ * Whether an idle connection can serve again: ours, open, outside any transaction,
+ * and silent. An idle session has nothing to say: anything to read is the server's
+ * goodbye (a restart, pg_terminate_backend()) or the end of the stream.
+ */
 static int lkc_pg_reusable(const lkc_pg_conn *c)
 {
-	return c->pid == lkc_pid() && PQstatus(c->pg) == CONNECTION_OK
-		&& PQtransactionStatus(c->pg) == PQTRANS_IDLE;
+	struct pollfd pfd;
+
+	if (c->pid != lkc_pid() || PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+		return 0;
+	}
+	pfd.fd = PQsocket(c->pg);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 0;
 }
 
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */

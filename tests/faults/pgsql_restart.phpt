@@ -23,6 +23,11 @@ $r = new Lock\Lock('r', $store);
 $p = new Lock\Lock('p', $pstore);
 var_dump($a->acquire(), $b->acquire(), $r->acquireRead(), $p->acquire());
 $token = $a->getFencingToken();
+// Stores left with idle connections (one pooled across stores as persistent): the restart ends their sessions.
+$idle = new Lock\Store\PostgresStore($dsn, ['timeout' => $timeout]);
+$pooled = new Lock\Store\PostgresStore($dsn, ['timeout' => $timeout, 'persistent' => true]);
+var_dump($idle->isLocked('x'), $pooled->isLocked('x'));
+unset($pooled);
 
 $waiter = new LockTestChild('require "' . __DIR__ . '/../inc/pgsql.inc";'
     . '$l = new Lock\Lock("a", new Lock\Store\PostgresStore(' . var_export($dsn, true) . ', ["timeout" => 0.5]));'
@@ -52,6 +57,9 @@ lock_fault_call('new lock: acquire(true, 3.0)', fn () => (new Lock\Lock('n', $st
 var_dump($a->getFencingToken() === $token);
 
 $server->up();
+// An idle connection that the old server closed is noticed before use: no StorageException for it.
+lock_fault_call('idle store: isLocked', fn () => $idle->isLocked('x'), 5.0, ['ok'], true);
+lock_fault_call('new persistent store: isLocked', fn () => (new Lock\Store\PostgresStore($dsn, ['persistent' => true]))->isLocked('x'), 5.0, ['ok'], true);
 // The sessions ended with the old server: every hold is gone.
 lock_fault_call('a: isAcquired', fn () => $a->isAcquired(), 5.0, ['ok'], true);
 lock_fault_call('a: release', fn () => $a->release(), 5.0, ['ExpiredException']);
@@ -78,6 +86,8 @@ bool(true)
 bool(true)
 bool(true)
 bool(true)
+bool(false)
+bool(false)
 waiter: Lock\StorageException
 waiter told within the bound: true
 a: release: StorageException
@@ -92,6 +102,8 @@ waitUntilFree: StorageException
 new lock: acquire: StorageException
 new lock: acquire(true, 3.0): StorageException
 bool(true)
+idle store: isLocked: ok: false
+new persistent store: isLocked: ok: false
 a: isAcquired: ok: false
 a: release: ExpiredException
 a: release again (not held: a no-op): ok
