@@ -466,6 +466,13 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 	return true;
 }
 
+/* Whether scheme names the PostgreSQL store. */
+static bool php_lock_pg_scheme(const char *scheme)
+{
+	return strcmp(scheme, "pgsql") == 0 || strcmp(scheme, "postgres") == 0 || strcmp(scheme, "postgresql") == 0;
+}
+
+#ifdef HAVE_LOCK_PGSQL
 /* The options of PostgresStore, and the DSN query keys. */
 static const php_lock_opt php_lock_pg_options[] = {
 	{"prefix", OPT_STRING},
@@ -477,13 +484,6 @@ static const php_lock_opt php_lock_pg_options[] = {
 	{NULL, OPT_INT},
 };
 
-/* Whether scheme names the PostgreSQL store. */
-static bool php_lock_pg_scheme(const char *scheme)
-{
-	return strcmp(scheme, "pgsql") == 0 || strcmp(scheme, "postgres") == 0 || strcmp(scheme, "postgresql") == 0;
-}
-
-#ifdef HAVE_LOCK_PGSQL
 /* Applies one PostgreSQL setting (from the DSN query or the options array) to cfg; false when it threw. */
 static bool php_lock_pg_setting(lkc_pg_config *cfg, const char *name, zval *value, uint32_t arg_num, const char *kind)
 {

@@ -83,6 +83,8 @@ fi
 if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
 	check package "$root/scripts/check-package.sh"
+	# The PostgreSQL store is optional: the build without libpq still compiles and says so.
+	check build-without-libpq "$root/scripts/check-no-pgsql.sh"
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
