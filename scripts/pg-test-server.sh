@@ -2,7 +2,7 @@
 # Starts or stops a PostgreSQL 15 of the tests' own: a throwaway cluster in DIR on a free
 # loopback port, run as an unprivileged user when we are root (PostgreSQL refuses root).
 #
-#   scripts/pg-test-server.sh start DIR   creates and starts it; prints the DSN of role locktest (password locktest)
+#   scripts/pg-test-server.sh start DIR   creates and starts it; prints the DSN of role locktest (password Lt-pw-7d2f)
 #   scripts/pg-test-server.sh stop DIR    stops it at once (the tests' "server killed")
 #   scripts/pg-test-server.sh up DIR      starts it again, on its port, after a stop
 #
@@ -36,8 +36,8 @@ case "$cmd" in
 		echo "$port" >"$dir/port"
 		"$0" up "$dir"
 		"${as_owner[@]}" "$bin/psql" -X -q -h "$dir/sock" -p "$port" -U postgres -d postgres \
-			-c "CREATE ROLE locktest LOGIN PASSWORD 'locktest'" -c "CREATE DATABASE locktest OWNER locktest" >/dev/null
-		echo "pgsql://locktest:locktest@127.0.0.1:$port/locktest"
+			-c "CREATE ROLE locktest LOGIN PASSWORD 'Lt-pw-7d2f'" -c "CREATE DATABASE locktest OWNER locktest" >/dev/null
+		echo "pgsql://locktest:Lt-pw-7d2f@127.0.0.1:$port/locktest"
 		;;
 	up)
 		port=$(cat "$dir/port")
