@@ -115,6 +115,7 @@ static void php_lock_park(php_lock_obj *lock)
 	lock->hold.resource = NULL;
 	lock->hold.path = NULL;
 	lock->hold.fd = -1;
+	lock->hold.session = NULL;
 	lock->hold.mode = LKC_MODE_NONE;
 	lock->hold.unsure = 0;
 	php_lock_track(lock);

@@ -28,6 +28,8 @@ done
 [ ${#only[@]} -gt 0 ] && valgrind=0
 
 work="$root/.test-run"
+# A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
+"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -65,6 +67,7 @@ cleanup() {
 		wait "$redis_pid" 2>/dev/null
 	fi
 	"$root/scripts/redis-topology.sh" stop "$work/topology"
+	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -83,6 +86,8 @@ if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
 	check lua "$root/scripts/gen-lua.sh" --check
 	check package "$root/scripts/check-package.sh"
+	# The PostgreSQL store is optional: the build without libpq still compiles and says so.
+	check build-without-libpq "$root/scripts/check-no-pgsql.sh"
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
@@ -147,6 +152,16 @@ else
 	echo "test: the Redis topology did not start:" >&2
 	tail -n 20 "$work/topology.log" >&2
 	record "redis topology (TLS, Sentinel, Cluster)" 0 1 0
+fi
+# A PostgreSQL 15 of our own (initdb in $work/pgsql, a free loopback port, run as nobody when
+# we are root), for the PostgresStore tests; stopped by cleanup.
+if pg_dsn=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql-start.log"); then
+	export LOCK_TEST_PGSQL_DSN=$pg_dsn
+	export LOCK_TEST_PGSQL_SOCKET_DIR="$work/pgsql/sock"
+else
+	echo "test: cannot start PostgreSQL for the PostgresStore tests:" >&2
+	tail -n 20 "$work/pgsql-start.log" >&2
+	record "PostgreSQL test server" 0 1 0
 fi
 
 # run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on

@@ -133,6 +133,7 @@ typedef struct lkc_hold {
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
 	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
+	void *session;           /* pgsql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
 } lkc_hold;
 
@@ -347,6 +348,35 @@ const char *lkc_redis_endpoint(const lkc_store *store);
 void lkc_redis_pool_shutdown(void);
 /* hiredis version, "major.minor.patch". */
 const char *lkc_redis_hiredis_version(void);
+
+/* PostgreSQL connection settings. Strings are owned by the config (lkc_pg_config_free). */
+typedef struct {
+	char *host;             /* TCP host, or a unix socket directory (starts with '/') */
+	int port;               /* 5432 unless set; a socket's name has it too */
+	char *user;             /* NULL: libpq's default (the OS user, PGUSER) */
+	char *password;         /* NULL: none (or libpq's PGPASSWORD, ~/.pgpass) */
+	char *dbname;           /* NULL: libpq's default (the user name) */
+	char *prefix;           /* hashed into every key, may hold any bytes */
+	size_t prefix_len;
+	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
+	int persistent;         /* keep idle connections for the next store of the same process */
+} lkc_pg_config;
+
+void lkc_pg_config_init(lkc_pg_config *cfg);
+void lkc_pg_config_free(lkc_pg_config *cfg);
+/* Opens a PostgreSQL store (no connection yet: the first operation connects); copies cfg. */
+lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err);
+/*
+ * The advisory key of a resource: the first 8 bytes, big-endian, of SHA-256 over
+ * the prefix's length (4 bytes, big-endian), the prefix and the resource. -1 when out of memory.
+ */
+int lkc_pg_key(const char *prefix, size_t prefix_len, const char *resource, size_t len, int64_t *key);
+/* "host:port" or the socket directory, for messages (never the password). */
+const char *lkc_pg_endpoint(const lkc_store *store);
+/* Closes every pooled persistent connection (module shutdown). */
+void lkc_pg_pool_shutdown(void);
+/* libpq's version, "major.minor". */
+const char *lkc_pg_libpq_version(void);
 
 /* A parsed DSN. */
 typedef struct {

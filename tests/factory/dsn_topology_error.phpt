@@ -71,8 +71,8 @@ foreach ($bad as $dsn) {
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: redis+sentinel+cluster DSN mixes topologies or names an unknown one: expected the scheme redis, rediss, redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: rediss+cluster+sentinel DSN mixes topologies or names an unknown one: expected the scheme redis, rediss, redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: redis+redlock DSN mixes topologies or names an unknown one: expected the scheme redis, rediss, redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown scheme "redisss" (expected flock:, semaphore:, redis:, rediss:, redis+sentinel:, rediss+sentinel:, redis+cluster: or rediss+cluster:)
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown scheme "redisx" (expected flock:, semaphore:, redis:, rediss:, redis+sentinel:, rediss+sentinel:, redis+cluster: or rediss+cluster:)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown scheme "redisss" (expected flock:, semaphore:, redis:, rediss:, redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster: or pgsql:)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown scheme "redisx" (expected flock:, semaphore:, redis:, rediss:, redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster: or pgsql:)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: redis DSN names several hosts: a list of hosts needs redis+sentinel: or redis+cluster: (several independent masters: redlock:)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: rediss DSN names several hosts: a list of hosts needs rediss+sentinel: or rediss+cluster: (several independent masters: redlock:)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) is not a valid DSN: rediss DSN names a unix socket, which Redis does not serve over TLS: use redis: for the socket
