@@ -204,6 +204,8 @@ typedef struct {
 	lkc_rconn *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
 	int nparked;
 	lkc_rconn *spare;        /* the idle connection of the last nested call, for the next one */
+	uint64_t conn_gen;       /* counts the times conn was dropped or swapped */
+	uint64_t write_gen;      /* conn_gen when the last commands were sent: WAIT covers only that connection's writes */
 } lkc_rs_store;
 
 /* What lkc_rs_enter set aside for the call's end. */
@@ -451,6 +453,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 {
 	lkc_rconn_close(s->conn);
 	s->conn = NULL;
+	s->conn_gen++;
 	s->busy = 0;
 }
 
@@ -543,7 +546,21 @@ static lkc_rc lkc_rs_io_fail(lkc_rs_store *s, int waited, int errnum, const char
 /* Waits for what a step of the connection wants: as lkc_rs_wait_fd. */
 static int lkc_rs_wait_step(lkc_rs_store *s, lkc_rconn_step step, uint64_t deadline)
 {
-	return lkc_rs_wait_fd(s, lkc_rconn_fd(s->conn), step == LKC_RCONN_WANT_WRITE ? POLLOUT : POLLIN, deadline);
+	int w = lkc_rs_wait_fd(s, lkc_rconn_fd(s->conn), step == LKC_RCONN_WANT_WRITE ? POLLOUT : POLLIN, deadline);
+
+	/*
+	 * A signal handler that ran in the wait may have forked: the child must not go
+	 * on with its parent's exchange (it could read the parent's hand-off, or break
+	 * its TLS session), so it drops its copy unused.
+	 */
+	return lkc_rconn_pid(s->conn) != lkc_pid() ? -3 : w;
+}
+
+/* Ends the call of a child forked inside it (lkc_rs_wait_step's -3), without touching the parent's connection. */
+static lkc_rc lkc_rs_io_forked(lkc_rs_store *s, lkc_err *err)
+{
+	lkc_rs_discard(s);
+	return lkc_rs_fail(s, err, LKC_ERR_STATE, "the process forked inside this call; the child cannot go on with it");
 }
 
 /* Frees the first n replies. */
@@ -590,6 +607,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	op->sent = 1;
+	s->write_gen = s->conn_gen;
 	/*
 	 * From the first byte sent until the last reply is read the connection is
 	 * busy: a bailout in between (a fatal error in a signal handler that runs
@@ -602,6 +620,9 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, 1, 0, "sending a command", err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -3) {
+			return lkc_rs_io_forked(s, err);
+		}
 		if (w == -2) {
 			return lkc_rs_io_interrupted(s, err);
 		}
@@ -620,9 +641,9 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
-		if (w == -2) {
+		if (w == -2 || w == -3) {
 			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_interrupted(s, err);
+			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
 		}
 		if (w <= 0) {
 			int errnum = errno;
@@ -717,6 +738,9 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 			return lkc_rs_connect_failed(s, 1, 0, err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -3) {
+			return lkc_rs_io_forked(s, err);
+		}
 		if (w == -2) {
 			return lkc_rs_io_interrupted(s, err);
 		}
@@ -1461,6 +1485,11 @@ static lkc_rc lkc_rs_replicated(lkc_rs_store *s, const char *what, lkc_err *err)
 	if (s->cfg.replicas <= 0) {
 		return LKC_OK;
 	}
+	if (s->conn == NULL || s->write_gen != s->conn_gen) {
+		/* WAIT on another connection would count replicas that never saw our write. */
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "%s the connection that made it was lost before WAIT could ask %d replica%s",
+			what, s->cfg.replicas, s->cfg.replicas == 1 ? "" : "s");
+	}
 	lens[1] = (size_t) snprintf(n, sizeof(n), "%d", s->cfg.replicas);
 	lens[2] = (size_t) snprintf(ms, sizeof(ms), "%lld", (long long) s->cfg.replicas_timeout_ms);
 	/* The command's own budget is the timeout plus what WAIT may take. */
@@ -1555,7 +1584,10 @@ static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		return rc;
 	}
 	rc = lkc_rs_replicated(s, "the hold was taken but", err);
-	if (rc != LKC_OK && before == LKC_MODE_NONE) {
+	if (rc != LKC_OK && before != LKC_MODE_NONE) {
+		/* A conversion the server made stays made: the hold says so, in doubt as the message says. */
+		hold->mode = mode;
+	} else if (rc != LKC_OK) {
 		lkc_err ignored;
 
 		/* Never half-held: a hold a failover could lose is no hold. */
@@ -1993,6 +2025,7 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 		s->parked[s->nparked++] = s->conn;
 		f->parked = 1;
 		s->conn = NULL;
+		s->conn_gen++;
 		s->busy = 0;
 		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
 		if (s->spare != NULL && lkc_rconn_pid(s->spare) == lkc_pid() && lkc_rconn_idle(s->spare)) {
@@ -2018,6 +2051,7 @@ static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
 		}
 		lkc_rs_let_go(s);
 		s->conn = s->parked[--s->nparked];
+		s->conn_gen++;
 		s->busy = 1;
 	}
 	s->interrupted = f->interrupted;

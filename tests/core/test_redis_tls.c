@@ -55,6 +55,7 @@ static int t_make_certs(void)
 		" && openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out old.crt -days -1 -extfile san.cnf"
 		" && openssl req -newkey rsa:2048 -nodes -keyout cli.key -out cli.csr -subj /CN=lock-client"
 		" && openssl x509 -req -in cli.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out cli.crt -days 2"
+		" && openssl pkey -in cli.key -aes256 -passout pass:secret -out enc.key"
 		" && chmod 644 *.key");
 }
 
@@ -231,6 +232,11 @@ static void unreadable_files_are_named(void)
 	t_tls_config(&cfg, "localhost", t_tls_port, t_path("ca.crt"), t_path("cli.crt"), t_path("san.cnf"), NULL);
 	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_SYSTEM, &err);
 	CHECK(strstr(err.msg, "tls_key") != NULL);
+	lkc_redis_config_free(&cfg);
+	/* A key with a passphrase: refused at once, never a prompt on the terminal. */
+	t_tls_config(&cfg, "localhost", t_tls_port, t_path("ca.crt"), t_path("cli.crt"), t_path("enc.key"), NULL);
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_ERR_SYSTEM, &err);
+	CHECK(strstr(err.msg, "encrypted") != NULL);
 	lkc_redis_config_free(&cfg);
 	CHECK(store == NULL);
 }
