@@ -12,15 +12,20 @@
 #   bench/failover-window.sh --runs 5     more runs
 #   bench/failover-window.sh --tuned      the test command's timings (INFO every 1 s, hello
 #                                         every 0.5 s; see scripts/redis-topology.sh)
+#   bench/failover-window.sh --min-replicas   every data node with min-replicas-to-write 1 and
+#                                         min-replicas-max-lag 1: a master cut off from its
+#                                         replicas refuses writes (NOREPLICAS)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 runs=3
 tuned=0
+min_replicas=0
 while [ $# -gt 0 ]; do
 	case "$1" in
 		--runs) runs=$2; shift 2 ;;
 		--tuned) tuned=1; shift ;;
-		*) echo "usage: $0 [--runs N] [--tuned]" >&2; exit 2 ;;
+		--min-replicas) min_replicas=1; shift ;;
+		*) echo "usage: $0 [--runs N] [--tuned] [--min-replicas]" >&2; exit 2 ;;
 	esac
 done
 
@@ -37,6 +42,11 @@ master=$LOCK_TEST_SENTINEL_MASTER_PORT
 replicas=(${LOCK_TEST_SENTINEL_REPLICA_PORTS//,/ })
 sentinels=(${LOCK_TEST_SENTINEL_PORTS//,/ })
 name=$LOCK_TEST_SENTINEL_MASTER_NAME
+if [ "$min_replicas" = 1 ]; then
+	for p in "$master" "${replicas[@]}"; do
+		redis-cli -p "$p" config set min-replicas-to-write 1 min-replicas-max-lag 1 >/dev/null
+	done
+fi
 
 # The sentinels' built-in timings, undoing what the topology sets up for the tests.
 stock_timings() {
@@ -70,7 +80,8 @@ sentinel_switch() {
 	echo "$EPOCHREALTIME"
 }
 
-# SETs on the old master, one client a command, until it answers READONLY: each line
+# SETs on the old master, one client a command, until it answers READONLY (or
+# NOREPLICAS, with --min-replicas, once its replicas are gone): each line
 # "sent-at answered-at reply". The first one is sent while the master is frozen.
 old_master_writes() {
 	local sent reply i=0
@@ -80,7 +91,7 @@ old_master_writes() {
 		echo "$sent $EPOCHREALTIME $reply"
 		i=$((i + 1))
 		case "$reply" in
-			READONLY*) return ;;
+			READONLY* | NOREPLICAS*) return ;;
 		esac
 	done
 }
@@ -107,13 +118,13 @@ for run in $(seq 1 "$runs"); do
 		echo "failover-window: the old master still takes writes 120 s after it woke" >&2
 		exit 1
 	fi
-	# The last write it acknowledged, and the first READONLY.
+	# The last write it acknowledged, and the first refusal.
 	t_last_ok=$(awk '$3 == "OK" { t = $2 } END { print t }' "$dir/writes")
-	t_readonly=$(awk '$3 ~ /^READONLY/ { print $2; exit }' "$dir/writes")
+	t_readonly=$(awk '$3 ~ /^(READONLY|NOREPLICAS)/ { print $2; exit }' "$dir/writes")
 	acked=$(awk -v c="$t_cont" '$3 == "OK" && $2 > c { n++ } END { print n + 0 }' "$dir/writes")
 	# Those writes exist only on the old master, which drops them when it syncs with the new one.
 	kept=$(redis-cli -p "$new_master" --scan --pattern 'lock:failover-window:[0-9]*' | grep -c . || true)
-	line=$(printf 'run %d: promoted %s ms after SIGSTOP (sentinel named it at %s ms); old master woken %s ms after SIGSTOP, took writes for %s ms after it woke (%s acknowledged, %s of them on the new master), READONLY at %s ms' \
+	line=$(printf 'run %d: promoted %s ms after SIGSTOP (sentinel named it at %s ms); old master woken %s ms after SIGSTOP, took writes for %s ms after it woke (%s acknowledged, %s of them on the new master), refused writes at %s ms' \
 		"$run" "$(ms "$t_stop" "$t_promoted")" "$(ms "$t_stop" "$t_switched")" "$(ms "$t_stop" "$t_cont")" \
 		"$(ms "$t_cont" "${t_last_ok:-$t_cont}")" "$acked" "$kept" "$(ms "$t_cont" "$t_readonly")")
 	echo "$line"
@@ -123,7 +134,7 @@ done
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 printf '%s\n' "${results[@]}" >"$dir/results"
-echo "medians of $runs runs ($([ "$tuned" = 1 ] && echo "tuned" || echo "stock") sentinel timings, down-after-milliseconds ${LOCK_TEST_SENTINEL_DOWN_AFTER_MS}):" \
+echo "medians of $runs runs ($([ "$tuned" = 1 ] && echo "tuned" || echo "stock") sentinel timings, down-after-milliseconds ${LOCK_TEST_SENTINEL_DOWN_AFTER_MS}$([ "$min_replicas" = 1 ] && echo ", min-replicas-to-write 1")):" \
 	"no writable master for $(awk '{ print $1 }' "$dir/results" | median) ms;" \
 	"the old master took writes for $(awk '{ print $2 }' "$dir/results" | median) ms after it woke" \
-	"(READONLY after $(awk '{ print $3 }' "$dir/results" | median) ms)"
+	"(refused writes after $(awk '{ print $3 }' "$dir/results" | median) ms)"
