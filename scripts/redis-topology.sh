@@ -201,6 +201,9 @@ tls_cli() {
 
 pong() { [ "$("$@" ping 2>/dev/null)" = PONG ]; }
 
+# Whether a plain port answers PING (NOAUTH counts: the server is up).
+answers() { [[ "$(cli "$1" ping 2>/dev/null)" =~ ^(PONG|NOAUTH) ]]; }
+
 # ---------------------------------------------------------------- start
 
 start() {
@@ -282,14 +285,16 @@ start() {
 	done <"$d/procs"
 	[ -n "$owner" ] && watch_owner "$d" "$owner"
 
-	wait_for "the TLS server on $tls_port" 20 pong tls_cli "$d" "$tls_port"
-	wait_for "the plain port $tls_plain" 20 pong cli "$tls_plain"
+	wait_for "the TLS server on $tls_port" 20 pong tls_cli "$d" "$tls_port" || return 1
 	for port in "$mtls_port" "$expired_port" "$wrongname_port"; do
-		wait_for "the TLS server on $port" 20 pong tls_cli "$d" "$port"
+		wait_for "the TLS server on $port" 20 pong tls_cli "$d" "$port" || return 1
 	done
-	for port in "${c_ports[@]}"; do
-		wait_for "cluster node $port" 20 pong cli "$port"
-	done
+	while read -r kind port; do
+		case " $tls_port $mtls_port $expired_port $wrongname_port " in
+			*" $port "*) ;;
+			*) wait_for "the server on $port" 20 answers "$port" || return 1 ;;
+		esac
+	done <"$d/procs"
 	local nodes=()
 	for port in "${c_ports[@]}"; do nodes+=("127.0.0.1:$port"); done
 	redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$d/log/cluster-create.log" 2>&1 \
@@ -548,9 +553,15 @@ while [ $# -gt 0 ]; do
 done
 case "$cmd" in
 	start)
-		# A start that fails half-way stops what it started.
+		# A start that fails half-way stops what it started, and tries again on other
+		# ports (another process may have taken one of the free ports meanwhile).
 		trap 'stop "$dir"' EXIT
-		start "$dir" "$owner"
+		for attempt in 1 2 3; do
+			(start "$dir" "$owner") && break
+			stop "$dir"
+			[ "$attempt" = 3 ] && exit 1
+			echo "redis-topology: start failed, trying again on other ports" >&2
+		done
 		trap - EXIT
 		;;
 	restore) restore "$dir" ;;
