@@ -13,9 +13,10 @@
 #   that does not ask for client certificates, one that requires them (mutual TLS), one
 #   serving an expired certificate and one serving a certificate for wrong.example.
 # - Sentinel: a master, two replicas and three sentinels watching `mymaster` (quorum 2,
-#   down-after-milliseconds 1000); and a small group with passwords (a master and a
-#   replica with one password, a sentinel with another).
-# - Cluster: six nodes, three masters with a replica each.
+#   down-after-milliseconds 1000); a small group with passwords (a master and a replica
+#   with one password, a sentinel with another); a small group that speaks only TLS.
+# - Cluster: six nodes, three masters with a replica each; three masters over TLS only.
+# The variables are listed in README.md (Tests) and read by tests/inc/topology.inc.
 # With --owner PID a watcher stops everything once that process is gone, so a killed test
 # run leaves no server behind; `start` also stops what a previous run left in DIR.
 set -euo pipefail
@@ -87,9 +88,11 @@ make_certs() {
 			key "$1.key"
 			openssl req -new -key "$1.key" -subj "/CN=$2" -out "$1.csr"
 		}
+		# Servers present their certificate as clients too (replication, the cluster bus,
+		# which always asks for one).
 		server_ext='basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
-extendedKeyUsage=serverAuth'
+extendedKeyUsage=serverAuth,clientAuth'
 		client_ext='basicConstraints=CA:FALSE
 keyUsage=critical,digitalSignature,keyEncipherment
 extendedKeyUsage=clientAuth'
@@ -185,11 +188,24 @@ pid_of() {
 	echo "$pid"
 }
 
-# redis-cli against a plain port of DIR's servers: cli PORT args...
+# The directory of the servers the commands below talk to (set by start, restore, stop).
+topo=""
+
+# Sets tls_flags to redis-cli's TLS options for a port that speaks only TLS, else to none.
+# Only liveness and state are asked: the certificate is not verified (one is expired).
+set_tls_flags() {
+	tls_flags=()
+	if [ -n "$topo" ] && grep -qx "$1" "$topo/tls-ports" 2>/dev/null; then
+		tls_flags=(--tls --insecure --cert "$topo/tls/client.crt" --key "$topo/tls/client.key")
+	fi
+}
+
+# redis-cli against a port of the servers in $topo, over TLS when it speaks only TLS: cli PORT args...
 cli() {
-	local port=$1
+	local port=$1 tls_flags
 	shift
-	redis-cli -h 127.0.0.1 -p "$port" "$@"
+	set_tls_flags "$port"
+	redis-cli -h 127.0.0.1 -p "$port" "${tls_flags[@]}" "$@"
 }
 
 # redis-cli against a TLS port with the test CA and client certificate.
@@ -201,6 +217,9 @@ tls_cli() {
 
 pong() { [ "$("$@" ping 2>/dev/null)" = PONG ]; }
 
+# Whether a port answers PING (NOAUTH counts: the server is up).
+answers() { [[ "$(cli "$1" ping 2>/dev/null)" =~ ^(PONG|NOAUTH) ]]; }
+
 # ---------------------------------------------------------------- start
 
 start() {
@@ -208,22 +227,28 @@ start() {
 	mkdir -p "$d"
 	d="$(cd "$d" && pwd)"
 	[ -e "$d/procs" ] && stop "$d"
-	rm -rf "$d/conf" "$d/run" "$d/log" "$d/data" "$d/sentinel" "$d/tls" "$d/env" "$d/procs"
+	rm -rf "$d/conf" "$d/run" "$d/log" "$d/data" "$d/sentinel" "$d/tls" "$d/env" "$d/procs" "$d/tls-ports"
 	mkdir -p "$d/conf" "$d/run" "$d/log" "$d/data"
 	: >"$d/procs"
+	topo=$d
 	local t0=$SECONDS
 
 	make_certs "$d/tls"
 	local tls="$d/tls"
 
 	local ports
-	mapfile -t ports < <(free_ports 26)
-	[ ${#ports[@]} -eq 26 ] || die "cannot find free ports"
+	mapfile -t ports < <(free_ports 35)
+	[ ${#ports[@]} -eq 35 ] || die "cannot find free ports"
 	local tls_plain=${ports[0]} tls_port=${ports[1]} mtls_port=${ports[2]} expired_port=${ports[3]} wrongname_port=${ports[4]}
 	local s_master=${ports[5]} s_replica1=${ports[6]} s_replica2=${ports[7]}
 	local s_sent=("${ports[8]}" "${ports[9]}" "${ports[10]}")
 	local a_master=${ports[11]} a_replica=${ports[12]} a_sent=${ports[13]}
 	local c_ports=("${ports[@]:14:6}") c_bus=("${ports[@]:20:6}")
+	local t_master=${ports[26]} t_replica=${ports[27]} t_sent=${ports[28]}
+	local tc_ports=("${ports[@]:29:3}") tc_bus=("${ports[@]:32:3}")
+	# The ports that speak only TLS (cli uses TLS there).
+	printf '%s\n' "$mtls_port" "$expired_port" "$wrongname_port" "$t_master" "$t_replica" "$t_sent" \
+		"${tc_ports[@]}" >"$d/tls-ports"
 
 	# TLS servers.
 	local tls_common=("tls-ca-cert-file $tls/ca.crt" "tls-replication no")
@@ -267,6 +292,19 @@ start() {
 	} >"$d/conf/$a_sent.conf"
 	echo "sentinel $a_sent" >>"$d/procs"
 
+	# Sentinel over TLS: a master, a replica and a sentinel that speak only TLS (no client
+	# certificate asked), replication and the sentinel's links over TLS too.
+	local tls_only=("tls-cert-file $tls/server.crt" "tls-key-file $tls/server.key" "tls-ca-cert-file $tls/ca.crt"
+		"tls-auth-clients no" "tls-replication yes")
+	conf_node "$d" "$t_master" "port 0" "tls-port $t_master" "${tls_only[@]}"
+	conf_node "$d" "$t_replica" "port 0" "tls-port $t_replica" "${tls_only[@]}" "replicaof 127.0.0.1 $t_master"
+	{
+		sentinel_common "$d" "$t_sent" "$(printf '%040x' 0x30c0)" "$t_master" 1 | sed "s/^port .*/port 0\ntls-port $t_sent/"
+		printf '%s\n' "${tls_only[@]}"
+		echo "sentinel known-replica $master_name 127.0.0.1 $t_replica"
+	} >"$d/conf/$t_sent.conf"
+	echo "sentinel $t_sent" >>"$d/procs"
+
 	# Cluster nodes, each with its bus on a port of its own. A replica counts as in sync
 	# (CLUSTER SLOTS lists it) once its offset moved: the master pings it every second.
 	for i in 0 1 2 3 4 5; do
@@ -275,6 +313,13 @@ start() {
 			"cluster-node-timeout $cluster_node_timeout_ms" "cluster-replica-validity-factor 0" \
 			"repl-ping-replica-period 1"
 	done
+	# A cluster over TLS (clients, bus and replication): three masters, no replicas.
+	for i in 0 1 2; do
+		conf_node "$d" "${tc_ports[$i]}" "port 0" "tls-port ${tc_ports[$i]}" "${tls_only[@]}" "tls-cluster yes" \
+			"cluster-enabled yes" "cluster-port ${tc_bus[$i]}" \
+			"cluster-config-file $d/data/${tc_ports[$i]}/nodes.conf" \
+			"cluster-node-timeout $cluster_node_timeout_ms"
+	done
 
 	local kind port
 	while read -r kind port; do
@@ -282,18 +327,20 @@ start() {
 	done <"$d/procs"
 	[ -n "$owner" ] && watch_owner "$d" "$owner"
 
-	wait_for "the TLS server on $tls_port" 20 pong tls_cli "$d" "$tls_port"
-	wait_for "the plain port $tls_plain" 20 pong cli "$tls_plain"
-	for port in "$mtls_port" "$expired_port" "$wrongname_port"; do
-		wait_for "the TLS server on $port" 20 pong tls_cli "$d" "$port"
-	done
-	for port in "${c_ports[@]}"; do
-		wait_for "cluster node $port" 20 pong cli "$port"
-	done
-	local nodes=()
+	wait_for "the TLS server on $tls_port" 20 pong tls_cli "$d" "$tls_port" || return 1
+	while read -r kind port; do
+		wait_for "the server on $port" 20 answers "$port" || return 1
+	done <"$d/procs"
+	local nodes=() tls_flags
 	for port in "${c_ports[@]}"; do nodes+=("127.0.0.1:$port"); done
-	redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$d/log/cluster-create.log" 2>&1 \
-		|| die "redis-cli --cluster create failed: $(tail -n 5 "$d/log/cluster-create.log")"
+	timeout 60 redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$d/log/cluster-create.log" 2>&1 &
+	local create=$!
+	nodes=()
+	for port in "${tc_ports[@]}"; do nodes+=("127.0.0.1:$port"); done
+	set_tls_flags "${tc_ports[0]}"
+	timeout 60 redis-cli "${tls_flags[@]}" --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$d/log/cluster-tls-create.log" 2>&1 \
+		|| die "redis-cli --cluster create (TLS) failed: $(tail -n 5 "$d/log/cluster-tls-create.log")"
+	wait "$create" || die "redis-cli --cluster create failed: $(tail -n 5 "$d/log/cluster-create.log")"
 
 	{
 		echo "export LOCK_TEST_TOPOLOGY_DIR=$d"
@@ -321,7 +368,11 @@ start() {
 		echo "export LOCK_TEST_SENTINEL_AUTH_MASTER_PORT=$a_master"
 		echo "export LOCK_TEST_SENTINEL_AUTH_REPLICA_PORTS=$a_replica"
 		echo "export LOCK_TEST_SENTINEL_AUTH_MASTER_PASSWORD=$auth_master_password"
+		echo "export LOCK_TEST_SENTINEL_TLS_PORTS=$t_sent"
+		echo "export LOCK_TEST_SENTINEL_TLS_MASTER_PORT=$t_master"
+		echo "export LOCK_TEST_SENTINEL_TLS_REPLICA_PORTS=$t_replica"
 		echo "export LOCK_TEST_CLUSTER_PORTS=$(IFS=,; echo "${c_ports[*]}")"
+		echo "export LOCK_TEST_CLUSTER_TLS_PORTS=$(IFS=,; echo "${tc_ports[*]}")"
 		echo "export LOCK_TEST_CLUSTER_NODE_TIMEOUT_MS=$cluster_node_timeout_ms"
 	} >"$d/env.tmp"
 	# restore reads the layout from the env file; it also waits until everything is ready.
@@ -444,18 +495,19 @@ restore_sentinel() {
 	done
 }
 
-# Whether every cluster node says cluster_state:ok, knows 6 nodes, 3 of them masters,
-# none failing or out of sync, and sees no slot left importing or migrating.
+# Whether every node of cluster $1 (its ports) says cluster_state:ok, knows them all,
+# 3 of them masters, none failing or out of sync, and sees no slot left importing or migrating.
 cluster_healthy() {
-	local port nodes
+	local port nodes n
+	n=$(tr ',' '\n' <<<"$1" | grep -c .)
 	for port in ${1//,/ }; do
 		cli "$port" cluster info | tr -d '\r' | grep -qx 'cluster_state:ok' || return 1
 		nodes=$(cli "$port" cluster nodes | tr -d '\r')
-		[ "$(grep -c . <<<"$nodes")" = 6 ] || return 1
+		[ "$(grep -c . <<<"$nodes")" = "$n" ] || return 1
 		grep -qE 'fail|handshake|noaddr|disconnected|->-|-<-' <<<"$nodes" && return 1
 		[ "$(awk '$3 ~ /master/' <<<"$nodes" | grep -c .)" = 3 ] || return 1
 		# Every replica in sync as this node has heard (CLUSTER SLOTS lists only those).
-		[ "$(cli "$port" cluster shards | tr -d '\r' | grep -A1 -x health | grep -cx online)" = 6 ] || return 1
+		[ "$(cli "$port" cluster shards | tr -d '\r' | grep -A1 -x health | grep -cx online)" = "$n" ] || return 1
 	done
 	return 0
 }
@@ -467,7 +519,9 @@ restore_cluster() {
 	while ! cluster_healthy "$ports"; do
 		((SECONDS < deadline)) || { echo "redis-topology: the cluster is not healthy after 60 s" >&2; cli "$first" cluster nodes >&2; return 1; }
 		if cli "$first" cluster nodes | grep -qE -- '->-|-<-'; then
-			redis-cli --cluster fix "127.0.0.1:$first" --cluster-yes >/dev/null 2>&1 || true
+			local tls_flags
+			set_tls_flags "$first"
+			timeout 30 redis-cli "${tls_flags[@]}" --cluster fix "127.0.0.1:$first" --cluster-yes >/dev/null 2>&1 || true
 		fi
 		sleep 0.1
 	done
@@ -477,6 +531,7 @@ restore() {
 	local d
 	d="$(cd "$1" && pwd)"
 	[ -e "$d/procs" ] || die "nothing was started in $d"
+	topo=$d
 	local s_master s_replicas s_sentinels a_master a_replicas a_sentinels c_ports current
 	s_master=$(layout "$d" LOCK_TEST_SENTINEL_MASTER_PORT)
 	s_replicas=$(layout "$d" LOCK_TEST_SENTINEL_REPLICA_PORTS)
@@ -498,10 +553,15 @@ restore() {
 	local p2=$!
 	restore_cluster "$c_ports" &
 	local p3=$!
-	local status=0
-	wait "$p1" || status=1
-	wait "$p2" || status=1
-	wait "$p3" || status=1
+	restore_sentinel "$d" "$(layout "$d" LOCK_TEST_SENTINEL_TLS_MASTER_PORT)" "$(layout "$d" LOCK_TEST_SENTINEL_TLS_REPLICA_PORTS)" \
+		"$(layout "$d" LOCK_TEST_SENTINEL_TLS_PORTS)" "" 0 &
+	local p4=$!
+	restore_cluster "$(layout "$d" LOCK_TEST_CLUSTER_TLS_PORTS)" &
+	local p5=$!
+	local status=0 p
+	for p in "$p1" "$p2" "$p3" "$p4" "$p5"; do
+		wait "$p" || status=1
+	done
 	return $status
 }
 
@@ -548,9 +608,15 @@ while [ $# -gt 0 ]; do
 done
 case "$cmd" in
 	start)
-		# A start that fails half-way stops what it started.
+		# A start that fails half-way stops what it started, and tries again on other
+		# ports (another process may have taken one of the free ports meanwhile).
 		trap 'stop "$dir"' EXIT
-		start "$dir" "$owner"
+		for attempt in 1 2 3; do
+			(start "$dir" "$owner") && break
+			stop "$dir"
+			[ "$attempt" = 3 ] && exit 1
+			echo "redis-topology: start failed, trying again on other ports" >&2
+		done
 		trap - EXIT
 		;;
 	restore) restore "$dir" ;;
