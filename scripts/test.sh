@@ -227,7 +227,7 @@ if [ ${#only[@]} -gt 0 ]; then
 	[ ${#serial[@]} -gt 0 ] && run_phpt topology --jobs 1 "${serial[@]}"
 else
 	# The functional suite is every folder of tests/ that is not a group of its own below.
-	special=(hostile security faults network partition topology sentinel cluster)
+	special=(hostile security faults network partition topology sentinel cluster redis_sentinel redis_cluster)
 	functional=()
 	for d in tests/*/; do
 		d=${d%/}
@@ -260,7 +260,7 @@ else
 	# Tests that fail the shared Sentinel group or Cluster over (and restore it) run one at a
 	# time, and never beside the tests that check them.
 	serial=()
-	for d in tests/topology tests/sentinel tests/cluster; do
+	for d in tests/topology tests/sentinel tests/cluster tests/redis_sentinel tests/redis_cluster; do
 		[ -d "$d" ] && serial+=("$d")
 	done
 	[ ${#serial[@]} -gt 0 ] && run_phpt "topology (${serial[*]#tests/})" --jobs 1 "${serial[@]}"
