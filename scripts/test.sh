@@ -215,7 +215,7 @@ run_phpt() {
 }
 
 # Whether a phpt path belongs to the suites that fail the shared Sentinel group or Cluster over.
-is_serial() { [[ $1 =~ ^(\./)?tests/(topology|sentinel|cluster)(/|$) ]]; }
+is_serial() { [[ $1 =~ ^(\./)?tests/(topology|sentinel|cluster|redis_sentinel|redis_cluster)(/|$) ]]; }
 
 if [ ${#only[@]} -gt 0 ]; then
 	parallel=()
