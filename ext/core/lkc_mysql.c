@@ -844,8 +844,9 @@ static lkc_rc lkc_my_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 		rc = lkc_my_int(s, &c, "SELECT LAST_INSERT_ID()", lkc_my_deadline(s), 0, fence, err);
 	}
 	if (c == NULL) {
+		/* The session is gone, and the hold with it. */
 		hold->session = NULL;
-		return lkc_my_gone(s, hold, err) == LKC_ERR_IO ? LKC_ERR_IO : LKC_LOST;
+		return lkc_my_gone(s, hold, err);
 	}
 	if (rc == LKC_ERR_REFUSED && mysql_errno(c->my) == ER_NO_DB_ERROR) {
 		return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: fencing tokens need a database (the DSN's path or the "
