@@ -7,6 +7,8 @@
 #   scripts/my-test-server.sh stop DIR    stops it at once (SIGKILL: the tests' "server killed")
 #   scripts/my-test-server.sh up DIR      starts it again, on its port, after a stop
 #
+# Commits reach the OS at once (innodb_flush_log_at_trx_commit=2): a killed server keeps its
+# fencing tokens, as a real server with the default (1) does.
 # locktest owns the database locktest and may KILL other users' sessions (CONNECTION ADMIN,
 # for forceRelease()); root connects through the socket only.
 set -euo pipefail
@@ -41,7 +43,7 @@ case "$cmd" in
 		setsid /usr/sbin/mariadbd --no-defaults --user="$user" --datadir="$dir/data" --port="$port" \
 			--bind-address=127.0.0.1 --socket="$dir/sock" --pid-file="$dir/mariadbd.pid" --log-error="$dir/server.log" \
 			--skip-log-bin --innodb-buffer-pool-size=16M --innodb-log-file-size=8M --max-connections=300 \
-			--skip-name-resolve --innodb-flush-log-at-trx-commit=0 </dev/null >/dev/null 2>&1 &
+			--skip-name-resolve --innodb-flush-log-at-trx-commit=2 </dev/null >/dev/null 2>&1 &
 		for _ in $(seq 1 300); do
 			mariadb-admin --no-defaults -S "$dir/sock" -u root ping >/dev/null 2>&1 && exit 0
 			sleep 0.1
