@@ -1,5 +1,5 @@
 --TEST--
-mysql: blocking waits are woken by a release in another process; timeouts bound them; waitUntilFree() takes nothing and (a GET_LOCK and RELEASE_LOCK in one statement, woken by the release); acquireRead() waits as an exclusive acquire does; a signal handler that throws ends a wait and leaves no hold behind
+mysql: blocking waits are woken by a release in another process; timeouts bound them; waitUntilFree() takes nothing (a GET_LOCK and RELEASE_LOCK in one statement, woken by the release); acquireRead() waits as an exclusive acquire does; a signal handler that throws ends a wait and leaves no hold behind
 --EXTENSIONS--
 lock
 pcntl
