@@ -9,8 +9,8 @@
 #
 # Commits reach the OS at once (innodb_flush_log_at_trx_commit=2): a killed server keeps its
 # fencing tokens, as a real server with the default (1) does.
-# locktest owns the database locktest and may KILL other users' sessions (CONNECTION ADMIN,
-# for forceRelease()); root connects through the socket only.
+# locktest owns the database locktest, may KILL other users' sessions (CONNECTION ADMIN,
+# for forceRelease()) and see them (PROCESS); root connects through the socket only.
 set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
@@ -32,8 +32,9 @@ case "$cmd" in
 			--skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; exit 1; }
 		"$0" up "$dir"
 		mariadb --no-defaults -S "$dir/sock" -u root -e "CREATE USER locktest@'%' IDENTIFIED BY 'Lt-my-3e9a';
-			CREATE DATABASE locktest; GRANT ALL ON locktest.* TO locktest@'%'; GRANT CONNECTION ADMIN ON *.* TO locktest@'%';
-			CREATE USER lockother@'%' IDENTIFIED BY 'Lo-my-51c2'; GRANT ALL ON locktest.* TO lockother@'%';" \
+			CREATE DATABASE locktest; GRANT ALL ON locktest.* TO locktest@'%'; GRANT CONNECTION ADMIN, PROCESS ON *.* TO locktest@'%';
+			CREATE USER lockother@'%' IDENTIFIED BY 'Lo-my-51c2'; GRANT ALL ON locktest.* TO lockother@'%';
+			CREATE USER lockpool@'%' IDENTIFIED BY 'Lp-my-8b3d'; GRANT ALL ON locktest.* TO lockpool@'%';" \
 			|| { tail -n 20 "$dir/server.log" >&2; exit 1; }
 		echo "mysql://locktest:Lt-my-3e9a@127.0.0.1:$port/locktest"
 		;;
