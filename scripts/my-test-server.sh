@@ -10,7 +10,8 @@
 # Commits reach the OS at once (innodb_flush_log_at_trx_commit=2): a killed server keeps its
 # fencing tokens, as a real server with the default (1) does.
 # locktest owns the database locktest, may KILL other users' sessions (CONNECTION ADMIN,
-# for forceRelease()) and see them (PROCESS); root connects through the socket only.
+# for forceRelease()) and see them (PROCESS); lockother may not, and its statements end after
+# 0.5 s (MAX_STATEMENT_TIME); root connects through the socket only.
 set -euo pipefail
 cmd=${1:-}
 dir=${2:-}
@@ -33,7 +34,7 @@ case "$cmd" in
 		"$0" up "$dir"
 		mariadb --no-defaults -S "$dir/sock" -u root -e "CREATE USER locktest@'%' IDENTIFIED BY 'Lt-my-3e9a';
 			CREATE DATABASE locktest; GRANT ALL ON locktest.* TO locktest@'%'; GRANT CONNECTION ADMIN, PROCESS ON *.* TO locktest@'%';
-			CREATE USER lockother@'%' IDENTIFIED BY 'Lo-my-51c2'; GRANT ALL ON locktest.* TO lockother@'%';
+			CREATE USER lockother@'%' IDENTIFIED BY 'Lo-my-51c2' WITH MAX_STATEMENT_TIME 0.5; GRANT ALL ON locktest.* TO lockother@'%';
 			CREATE USER lockpool@'%' IDENTIFIED BY 'Lp-my-8b3d'; GRANT ALL ON locktest.* TO lockpool@'%';" \
 			|| { tail -n 20 "$dir/server.log" >&2; exit 1; }
 		echo "mysql://locktest:Lt-my-3e9a@127.0.0.1:$port/locktest"

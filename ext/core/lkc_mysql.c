@@ -53,6 +53,7 @@
 typedef struct lkc_my_conn {
 	MYSQL *my;
 	pid_t pid;                   /* the process that opened it: a forked child never uses it */
+	int mariadb;                 /* the server is MariaDB (else MySQL): how a wait lifts the statement time limit */
 	struct lkc_my_conn *next;    /* in an idle list */
 } lkc_my_conn;
 
@@ -299,6 +300,7 @@ static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 	}
 	c->my = my;
 	c->pid = lkc_pid();
+	c->mariadb = strstr(mysql_get_server_info(my), "MariaDB") != NULL;
 	*out = c;
 	return LKC_OK;
 }
@@ -586,17 +588,25 @@ static void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
 static lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
 	int *got, lkc_err *err)
 {
-	char sql[256], secs[32];
+	char sql[512], secs[32];
 	uint64_t deadline;
 	int64_t answer = 0;
 	lkc_rc rc;
 
 	for (;;) {
+		/*
+		 * A server's or user's statement time limit must not cut a wait we were asked
+		 * to make: MariaDB's max_statement_time is lifted for the statement, MySQL's
+		 * max_execution_time by the optimizer hint (a comment to MariaDB).
+		 */
+		const char *lift = (*c)->mariadb && wait_ms != 0 ? "SET STATEMENT max_statement_time = 0 FOR " : "";
+
 		lkc_my_seconds(secs, sizeof(secs), wait_ms);
 		if (then != NULL) {
-			snprintf(sql, sizeof(sql), "SELECT IF(GET_LOCK('%s', %s) = 1, %s, 0)", name, secs, then);
+			snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ IF(GET_LOCK('%s', %s) = 1, %s, 0)",
+				lift, name, secs, then);
 		} else {
-			snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', %s)", name, secs);
+			snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ GET_LOCK('%s', %s)", lift, name, secs);
 		}
 		/* The server ends the wait at GET_LOCK's timeout; the client allows one more timeout for the answer. */
 		deadline = lkc_my_deadline(s) + (wait_ms == LKC_WAIT_FOREVER ? (uint64_t) LKC_MY_FOREVER_S * 1000000000u
