@@ -133,7 +133,7 @@ typedef struct lkc_hold {
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
 	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
-	void *session;           /* pgsql: the server session that holds it while held, NULL when none */
+	void *session;           /* pgsql, mysql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
 } lkc_hold;
 
