@@ -368,7 +368,12 @@ static void lkc_my_put(lkc_my_store *s, lkc_my_conn *c)
 	if (c == NULL) {
 		return;
 	}
-	if (!lkc_my_reusable(c) || s->nidle >= LKC_MY_IDLE_MAX) {
+	if (!lkc_my_reusable(c)) {
+		/* Closed by the server, or not ours: no goodbye to write into it. */
+		lkc_my_conn_drop(c);
+		return;
+	}
+	if (s->nidle >= LKC_MY_IDLE_MAX) {
 		lkc_my_conn_close(c);
 		return;
 	}
@@ -895,7 +900,11 @@ static void lkc_my_destroy(lkc_store *store)
 			}
 			free(p);
 		}
-		lkc_my_conn_close(c);
+		if (lkc_my_reusable(c)) {
+			lkc_my_conn_close(c);
+		} else {
+			lkc_my_conn_drop(c);
+		}
 	}
 	free(s->host);
 	free(s->socket);
@@ -920,7 +929,7 @@ void lkc_my_pool_shutdown(void)
 		lkc_my_pooled *p = lkc_my_pool;
 
 		lkc_my_pool = p->next;
-		if (p->conn->pid == lkc_pid()) {
+		if (lkc_my_reusable(p->conn)) {
 			lkc_my_conn_close(p->conn);
 		} else {
 			lkc_my_conn_drop(p->conn);
