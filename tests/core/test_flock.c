@@ -1026,7 +1026,15 @@ static void hold_after_fork_is_not_shared(void)
 		child = fork();
 		if (child == 0) {
 			char c;
+			pid_t self = getpid();
 
+			/*
+			 * The child says it is there itself: fork() returns to it only after its
+			 * fork handlers ran, while the parent may run on (and exit) before.
+			 */
+			if (write(ready[1], &self, sizeof(self)) != (ssize_t) sizeof(self)) {
+				_exit(4);
+			}
 			close(ready[1]);
 			close(go[1]);
 			/* Until the test closes go, whatever our parent does. */
@@ -1035,10 +1043,7 @@ static void hold_after_fork_is_not_shared(void)
 			}
 			_exit(0);
 		}
-		if (write(ready[1], &child, sizeof(child)) != (ssize_t) sizeof(child)) {
-			_exit(4);
-		}
-		_exit(0);
+		_exit(child > 0 ? 0 : 5);
 	}
 	close(ready[1]);
 	close(go[0]);
