@@ -89,6 +89,9 @@ static PHP_MINIT_FUNCTION(lock)
 	php_lock_ce_flock_store = register_class_Lock_Store_FlockStore(php_lock_ce_store);
 	php_lock_ce_semaphore_store = register_class_Lock_Store_SemaphoreStore(php_lock_ce_store);
 	php_lock_ce_redis_store = register_class_Lock_Store_RedisStore(php_lock_ce_store);
+	/* --- MemcachedStore --- */
+	php_lock_ce_memcached_store = register_class_Lock_Store_MemcachedStore(php_lock_ce_store);
+	/* --- end MemcachedStore --- */
 	php_lock_ce_lock = register_class_Lock_Lock();
 	php_lock_ce_factory = register_class_Lock_Factory();
 	php_lock_setup_store_classes();
@@ -105,6 +108,11 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 	/* The process ends: the flock and semaphore holds kept for restoreLock() go now, as the kernel would free them. */
 	php_lock_release_parked();
 	lkc_redis_pool_shutdown();
+	/* --- MemcachedStore --- */
+#ifdef LKC_HAVE_MEMCACHED
+	lkc_memcached_pool_shutdown();
+#endif
+	/* --- end MemcachedStore --- */
 	return SUCCESS;
 }
 
@@ -121,6 +129,14 @@ static PHP_MINFO_FUNCTION(lock)
 	php_info_print_table_row(2, "Version", PHP_LOCK_VERSION);
 	php_info_print_table_row(2, "hiredis version", lkc_redis_hiredis_version());
 	php_info_print_table_row(2, "Stores", "flock, semaphore, redis");
+	/* --- MemcachedStore --- */
+#ifdef LKC_HAVE_MEMCACHED
+	php_info_print_table_row(2, "MemcachedStore", "built");
+	php_info_print_table_row(2, "libmemcached version", lkc_memcached_version());
+#else
+	php_info_print_table_row(2, "MemcachedStore", "not built (no libmemcached at build time)");
+#endif
+	/* --- end MemcachedStore --- */
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }
