@@ -283,6 +283,27 @@ static void lkc_mc_server_of(lkc_mc_store *s, const char *key, size_t key_len, c
 	}
 }
 
+static void lkc_mc_orphan(memcached_st *mc);
+
+/*
+ * Drops the store's handle after a failure: the next call starts afresh. A
+ * connection cut mid-reply is never reused, and libmemcached's memory of a
+ * failed server (it refuses to try it again within the same second) goes too,
+ * so a server that came back is used at once.
+ */
+static void lkc_mc_discard(lkc_mc_store *s)
+{
+	if (s->mc == NULL) {
+		return;
+	}
+	if (s->mc_pid == lkc_pid()) {
+		memcached_free(s->mc);
+	} else {
+		lkc_mc_orphan(s->mc);
+	}
+	s->mc = NULL;
+}
+
 /*
  * What libmemcached said of the last failure, without its decorations:
  * "(0x...) CONNECTION FAILURE(Connection refused),  host: ... -> file:line"
@@ -358,7 +379,11 @@ static lkc_rc lkc_mc_fail(lkc_mc_store *s, const char *key, size_t key_len, memc
 			}
 			break;
 	}
-	return lkc_err_set(err, code, "Memcached at %s: %s (%s)", where, what, doing);
+	lkc_err_set(err, code, "Memcached at %s: %s (%s)", where, what, doing);
+	if (code == LKC_ERR_IO || code == LKC_ERR_PROTOCOL) {
+		lkc_mc_discard(s);
+	}
+	return code;
 }
 
 /* Sets the timeouts of mc to ms. */
@@ -839,7 +864,10 @@ static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
 	}
 	lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms < LKC_MC_SETTLE_MS ? s->cfg.timeout_ms : LKC_MC_SETTLE_MS);
 	lkc_mc_release(store, hold, 0, &ignored);
-	lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms);
+	/* A failure dropped the handle; a new one gets the store's timeouts. */
+	if (s->mc != NULL) {
+		lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms);
+	}
 }
 
 static lkc_rc lkc_mc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
