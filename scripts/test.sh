@@ -68,7 +68,10 @@ cleanup() {
 	for mc in ${memcached_pids[@]+"${memcached_pids[@]}"}; do
 		kill "$mc" 2>/dev/null && wait "$mc" 2>/dev/null
 	done
-	# --- end MemcachedStore ---
+	# Under valgrind (run-tests.php -m traces children): our memcached servers run bare, and ld.so's
+# false positive on libmemcached's RUNPATH is suppressed (tests/memcached/valgrind.supp).
+export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached --suppressions=$root/tests/memcached/valgrind.supp"
+# --- end MemcachedStore ---
 }
 trap cleanup EXIT
 

@@ -1,5 +1,5 @@
 --TEST--
-memcached: 8 processes on one lock while holders are killed with SIGKILL inside the critical section: no lost update, each killed hold taken over once its item expires (TTL rounded up to whole seconds plus memcached's 2 s of clock slack) and the waiters' next poll
+faults: memcached: 8 processes on one lock while holders are killed with SIGKILL inside the critical section: no lost update, each killed hold taken over once its item expires (TTL rounded up to whole seconds plus memcached's 2 s of clock slack) and the waiters' next poll
 --EXTENSIONS--
 lock
 pcntl

@@ -1,5 +1,5 @@
 --TEST--
-memcached: a server killed (SIGKILL) during holds and during a wait, or frozen (SIGSTOP): every call throws Lock\StorageException within the timeout + 100 ms, a blocking acquire does not wait for its own timeout, the hold stays ours locally; after a restart the holds are gone (ExpiredException) and the next acquire works
+faults: memcached: a server killed (SIGKILL) during holds and during a wait, or frozen (SIGSTOP): every call throws Lock\StorageException within the timeout + 100 ms, a blocking acquire does not wait for its own timeout, the hold stays ours locally; after a restart the holds are gone (ExpiredException) and the next acquire works
 --EXTENSIONS--
 lock
 pcntl
