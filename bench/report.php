@@ -24,6 +24,10 @@ const COMPARISONS = [
 	['sem', 'vs PHP sem_acquire() + sem_release() (the floor)', 'sem.ours', 'sem.floor', 0.9],
 	['sem', 'vs Symfony SemaphoreStore, lock reused', 'sem.ours', 'sem.symfony', 5.0],
 	['sem', 'vs Symfony, createLock per cycle', 'sem.ours-new', 'sem.symfony-new', null],
+	// --- MemcachedStore (issue 13) ---
+	['memcached', 'vs Symfony MemcachedStore, lock reused', 'memcached.ours', 'memcached.symfony', 1.5],
+	['memcached', 'vs Symfony, createLock per cycle', 'memcached.ours-new', 'memcached.symfony-new', null],
+	// --- end MemcachedStore ---
 	['frameworks', 'Symfony 7.4 LockFactory: the adapter vs Symfony RedisStore', 'redis.sf-ours', 'redis.sf-own', 1.5],
 	['frameworks', 'Laravel 12 Cache::lock(): the adapter vs RedisLock', 'redis.lv-ours', 'redis.lv-own', 1.5],
 ];

@@ -5,7 +5,7 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, memcached)
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -32,14 +32,14 @@ contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks memcached)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | memcached) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, memcached)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -85,6 +85,12 @@ cleanup() {
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
 	fi
+	# --- MemcachedStore ---
+	if [ -n "${memcached_pid:-}" ] && kill -0 "$memcached_pid" 2>/dev/null; then
+		kill "$memcached_pid" 2>/dev/null
+		wait "$memcached_pid" 2>/dev/null
+	fi
+	# --- end MemcachedStore ---
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -125,6 +131,21 @@ if wants redis || wants read || wants memory || wants handoff || wants contentio
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
+# --- MemcachedStore: a private memcached (as nobody when we are root, which memcached refuses) ---
+memcached_pid=""
+if wants memcached; then
+	memcached_port="$(free_port)"
+	memcached_user=()
+	[ "$(id -u)" = 0 ] && memcached_user=(-u nobody)
+	memcached "${memcached_user[@]}" -l 127.0.0.1 -p "$memcached_port" -U 0 -m 64 >"$work/memcached.log" 2>&1 &
+	memcached_pid=$!
+	for _ in $(seq 1 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$memcached_port") 2>/dev/null && break
+		sleep 0.1
+	done
+	export BENCH_MEMCACHED_PORT="$memcached_port"
+fi
+# --- end MemcachedStore ---
 # Every contender loads one private copy of the module: a rebuild of modules/lock.so in
 # place during the run would otherwise crash the workers that have it mapped (SIGBUS).
 cp "$ext" "$work/lock.so" || exit 1
@@ -269,6 +290,9 @@ for g in "${groups[@]}"; do
 	echo "bench: running $g ..." >&2
 	case "$g" in
 		redis) rate_group redis.ours redis.symfony redis.phpredis redis.ours-new redis.symfony-new ;;
+		# --- MemcachedStore ---
+		memcached) rate_group memcached.ours memcached.symfony memcached.ours-new memcached.symfony-new ;;
+		# --- end MemcachedStore ---
 		flock) rate_group flock.ours flock.floor flock.symfony flock.ours-new flock.symfony-new ;;
 		sem) rate_group sem.ours sem.floor sem.symfony sem.ours-new sem.symfony-new ;;
 		read) rate_group redis.ours-read redis.symfony-read flock.ours-read flock.symfony-read ;;
