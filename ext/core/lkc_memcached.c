@@ -89,6 +89,11 @@ typedef struct {
 	size_t pool_key_len;
 	char endpoints[256];     /* "h1:11211,h2:11211", for messages */
 	uint64_t rng;            /* backoff jitter */
+	/*
+	 * Store calls under way: a bailout (a hard time limit) inside libmemcached's
+	 * I/O leaves it above 0, and such a handle is freed, never pooled mid-reply.
+	 */
+	unsigned busy;
 } lkc_mc_store;
 
 /* An idle persistent connection. */
@@ -793,7 +798,7 @@ static lkc_rc lkc_mc_backoff(lkc_mc_store *s, int64_t *step_ms, uint64_t deadlin
 	}
 }
 
-static lkc_rc lkc_mc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+static lkc_rc lkc_mc_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
@@ -840,7 +845,7 @@ static lkc_rc lkc_mc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	return rc;
 }
 
-static lkc_rc lkc_mc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+static lkc_rc lkc_mc_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	const char cooldown = LKC_MC_TAG_COOLDOWN;
@@ -854,7 +859,7 @@ static lkc_rc lkc_mc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 }
 
 /* Gives back, quietly and quickly, what an acquire whose answer was lost may have taken. */
-static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
+static void lkc_mc_settle_io(lkc_store *store, lkc_hold *hold)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	lkc_err ignored;
@@ -863,14 +868,14 @@ static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
 		return;
 	}
 	lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms < LKC_MC_SETTLE_MS ? s->cfg.timeout_ms : LKC_MC_SETTLE_MS);
-	lkc_mc_release(store, hold, 0, &ignored);
+	lkc_mc_release_io(store, hold, 0, &ignored);
 	/* A failure dropped the handle; a new one gets the store's timeouts. */
 	if (s->mc != NULL) {
 		lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms);
 	}
 }
 
-static lkc_rc lkc_mc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+static lkc_rc lkc_mc_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	char value[LKC_OWNER_MAX + 1];
@@ -883,7 +888,7 @@ static lkc_rc lkc_mc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 	return lkc_mc_rewrite(s, hold, value, value_len, exptime, "refreshing the lock", err);
 }
 
-static lkc_rc lkc_mc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+static lkc_rc lkc_mc_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	char value[LKC_OWNER_MAX + 1];
@@ -927,7 +932,7 @@ static lkc_rc lkc_mc_locked(lkc_mc_store *s, const char *key, size_t key_len, in
 	return LKC_OK;
 }
 
-static lkc_rc lkc_mc_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+static lkc_rc lkc_mc_is_locked_io(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	size_t key_len;
@@ -942,7 +947,7 @@ static lkc_rc lkc_mc_is_locked(lkc_store *store, const char *resource, size_t le
 	return rc;
 }
 
-static lkc_rc lkc_mc_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+static lkc_rc lkc_mc_force_release_io(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	size_t key_len;
@@ -965,7 +970,7 @@ static lkc_rc lkc_mc_force_release(lkc_store *store, const char *resource, size_
 	return result;
 }
 
-static lkc_rc lkc_mc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+static lkc_rc lkc_mc_wait_free_io(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 	uint64_t deadline = wait_ms > 0 ? lkc_now_ns() + (uint64_t) wait_ms * 1000000u : 0;
@@ -1012,7 +1017,7 @@ static void lkc_mc_destroy(lkc_store *store)
 	if (s->mc != NULL) {
 		if (s->mc_pid != lkc_pid()) {
 			lkc_mc_orphan(s->mc);
-		} else if (s->cfg.persistent) {
+		} else if (s->cfg.persistent && s->busy == 0) {
 			lkc_mc_pool_put(s->pool_key, s->pool_key_len, s->mc);
 		} else {
 			memcached_free(s->mc);
@@ -1021,6 +1026,61 @@ static void lkc_mc_destroy(lkc_store *store)
 	lkc_memcached_config_free(&s->cfg);
 	free(s->pool_key);
 	free(s);
+}
+
+/*
+ * The store's operations: each counts itself busy around its I/O, so that a
+ * handle a bailout left mid-command is never pooled (lkc_mc_destroy).
+ */
+#define LKC_MC_BUSY(store, call) \
+	do { \
+		lkc_rc busy_rc_; \
+		((lkc_mc_store *) (store))->busy++; \
+		busy_rc_ = (call); \
+		((lkc_mc_store *) (store))->busy--; \
+		return busy_rc_; \
+	} while (0)
+
+static lkc_rc lkc_mc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_acquire_io(store, hold, mode, ttl_ms, wait_ms, err));
+}
+
+static lkc_rc lkc_mc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_release_io(store, hold, delay_ms, err));
+}
+
+static lkc_rc lkc_mc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_refresh_io(store, hold, ttl_ms, err));
+}
+
+static lkc_rc lkc_mc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_check_io(store, hold, err));
+}
+
+static lkc_rc lkc_mc_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_is_locked_io(store, resource, len, locked, err));
+}
+
+static lkc_rc lkc_mc_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_force_release_io(store, resource, len, err));
+}
+
+static lkc_rc lkc_mc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_wait_free_io(store, resource, len, wait_ms, err));
+}
+
+static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
+{
+	((lkc_mc_store *) store)->busy++;
+	lkc_mc_settle_io(store, hold);
+	((lkc_mc_store *) store)->busy--;
 }
 
 static const lkc_store_ops lkc_mc_ops = {
