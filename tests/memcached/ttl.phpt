@@ -31,13 +31,20 @@ function server_ttl(int $port, string $prefix, string $resource): ?int
 foreach ([0.2, 1.0, 1.5, 300.0, 40 * 86400.0, null] as $ttl) {
     $lock = new Lock\Lock('ttl', $store, $ttl);
     $lock->acquire();
+    $took = hrtime(true);
     $server = server_ttl($port, $prefix, 'ttl');
     $local = $lock->getRemainingLifetime();
     $want = $ttl === null ? -1 : (int) ceil($ttl) + 2;
     printf("%s: server %s, local at most the TTL: %s\n", var_export($ttl, true),
         about($server, $want) ? 'ceil + 2' : var_export($server, true),
         var_export($ttl === null ? $local === null : $local <= $ttl, true));
-    $lock->refresh();
+    try {
+        $lock->refresh();
+    } catch (Lock\LockException $e) {
+        // The item lives at least ceil(TTL) + 1 s: only a process stalled that long may see it gone.
+        printf("  refresh: %s after %.3f s\n", get_class($e), (hrtime(true) - $took) / 1e9);
+        $lock->acquire();
+    }
     $server = server_ttl($port, $prefix, 'ttl');
     echo '  refreshed: ', about($server, $want) ? 'ceil + 2' : var_export($server, true), "\n";
     $lock->release();
