@@ -66,6 +66,7 @@ trap cleanup EXIT
 core_sources() {
 	local skip=$1 f
 	for f in ext/core/*.c; do
+		[ "$(basename "$f")" = lkc_memcached.c ] && [ "$memcached_core" = 0 ] && continue
 		[ "$(basename "$f")" = "$skip" ] || printf '%s\n' "$f"
 	done
 }
@@ -74,6 +75,15 @@ cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefi
 	-fno-sanitize-recover=undefined -Wall -Wextra -Werror -D_GNU_SOURCE)
 read -r -a hiredis_cflags <<<"$(pkg-config --cflags hiredis)"
 read -r -a hiredis_libs <<<"$(pkg-config --libs hiredis)"
+# --- MemcachedStore: its core file links libmemcached, or stays out when there is none ---
+memcached_core=1
+if pkg-config --exists libmemcached; then
+	read -r -a memcached_flags <<<"$(pkg-config --cflags --libs libmemcached)"
+	hiredis_libs+=("${memcached_flags[@]}")
+else
+	memcached_core=0
+fi
+# --- end MemcachedStore ---
 
 # Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
 build() {
