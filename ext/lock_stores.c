@@ -587,6 +587,12 @@ done:
 	return ok;
 }
 
+/* Orders server names for the store's namespace (qsort). */
+static int php_lock_memcached_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
 /* Opens a memcached store from a DSN and an options array into obj; false when it threw. */
 static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, HashTable *options, uint32_t options_arg)
 {
@@ -616,9 +622,20 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 			}
 		} ZEND_HASH_FOREACH_END();
 	}
-	/* Two MemcachedStores share their locks when they list the same servers under one prefix. */
-	for (size_t i = 0; i < cfg.nservers; i++) {
-		smart_str_append_printf(&ns, "%s:%d,", cfg.servers[i].host, cfg.servers[i].port);
+	/* Two MemcachedStores share their locks when they list the same servers, in any order, under one prefix. */
+	{
+		char **names = ecalloc(cfg.nservers, sizeof(char *));
+
+		for (size_t i = 0; i < cfg.nservers; i++) {
+			zend_spprintf(&names[i], 0, "%s:%d", cfg.servers[i].host, cfg.servers[i].port);
+		}
+		qsort(names, cfg.nservers, sizeof(char *), php_lock_memcached_cmp);
+		for (size_t i = 0; i < cfg.nservers; i++) {
+			smart_str_appends(&ns, names[i]);
+			smart_str_appendc(&ns, ',');
+			efree(names[i]);
+		}
+		efree(names);
 	}
 	smart_str_appendc(&ns, ' ');
 	smart_str_appendl(&ns, cfg.prefix != NULL ? cfg.prefix : "", cfg.prefix_len);
