@@ -855,7 +855,18 @@ static lkc_rc lkc_mc_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_
 		return err->code;
 	}
 	/* A delayed release leaves a cooldown item, which no owner's token can match. */
-	return lkc_mc_rewrite(s, hold, &cooldown, delay_ms > 0 ? 1 : 0, exptime, "releasing the lock", err);
+	if (lkc_mc_rewrite(s, hold, &cooldown, delay_ms > 0 ? 1 : 0, exptime, "releasing the lock", err) != LKC_OK) {
+		return err->code;
+	}
+	/*
+	 * The server keeps a hold up to two seconds past its TTL (whole seconds, and
+	 * its clock's slack), so it may still have been ours: a hold that outlived its
+	 * TTL is reported as on every expiring store, once given up.
+	 */
+	if (hold->expires_ns != 0 && lkc_now_ns() >= hold->expires_ns) {
+		return lkc_err_set(err, LKC_EXPIRED, "the lock has expired");
+	}
+	return LKC_OK;
 }
 
 /* Gives back, quietly and quickly, what an acquire whose answer was lost may have taken. */

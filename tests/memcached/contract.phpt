@@ -91,6 +91,18 @@ $n = new Lock\Lock($resource, $store, null);
 var_dump($n->acquire(), $n->getRemainingLifetime(), $n->isExpired());
 $n->release();
 
+echo "-- released after its TTL ran out, while the server still kept it\n";
+$x = new Lock\Lock($resource, $store, 1.0);
+$x->acquire();
+usleep(1100000);
+var_dump($x->isExpired());
+try {
+    $x->release();
+} catch (Lock\LockException $e) {
+    echo get_class($e), "\n";
+}
+var_dump($store->isLocked($resource));
+
 echo "-- waitUntilFree\n";
 var_dump($store->waitUntilFree($resource, 0.0), $store->waitUntilFree($resource));
 $a->acquire();
@@ -152,6 +164,10 @@ Lock\LockException: %snot held
 -- no expiry
 bool(true)
 NULL
+bool(false)
+-- released after its TTL ran out, while the server still kept it
+bool(true)
+Lock\ExpiredException
 bool(false)
 -- waitUntilFree
 bool(true)

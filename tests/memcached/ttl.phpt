@@ -50,7 +50,14 @@ foreach ([0.2, 1.0, 1.5, 300.0, 40 * 86400.0, null] as $ttl) {
     }
     $server = server_ttl($port, $prefix, 'ttl');
     echo '  refreshed: ', about($server, $want) ? 'ceil + 2' : var_export($server, true), "\n";
-    $lock->release();
+    try {
+        $lock->release();
+    } catch (Lock\ExpiredException $e) {
+        // A short TTL may have run out by now: the release says so, as on every expiring store.
+        if ($e instanceof Lock\LostException || $lock->getTtl() > 1.0) {
+            echo '  release: ', get_class($e), "\n";
+        }
+    }
 }
 // release() with a delay: the cooldown item gets the delay, rounded the same way.
 $lock = new Lock\Lock('ttl', $store, 30.0);
