@@ -49,6 +49,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,8 @@ typedef struct {
 	 * I/O leaves it above 0, and such a handle is freed, never pooled mid-reply.
 	 */
 	unsigned busy;
+	/* While a call runs: the signal mask to sleep with (the caller's), NULL outside calls. */
+	const sigset_t *caller_mask;
 } lkc_mc_store;
 
 /* An idle persistent connection. */
@@ -780,22 +783,34 @@ static lkc_rc lkc_mc_backoff(lkc_mc_store *s, int64_t *step_ms, uint64_t deadlin
 	if (deadline_ns != 0 && until > deadline_ns) {
 		until = deadline_ns;
 	}
+	sigset_t io_mask;
+	lkc_rc rc = LKC_OK;
+
 	*step_ms = step * 2 > LKC_MC_BACKOFF_MAX_MS ? LKC_MC_BACKOFF_MAX_MS : step * 2;
+	/* The sleep is where signals come in (lkc_mc_io_begin holds them off during the I/O). */
+	if (s->caller_mask != NULL) {
+		pthread_sigmask(SIG_SETMASK, s->caller_mask, &io_mask);
+	}
 	for (;;) {
 		uint64_t now = lkc_now_ns();
 
 		if (now >= until) {
-			return LKC_OK;
+			break;
 		}
 		ts.tv_sec = (time_t) ((until - now) / 1000000000u);
 		ts.tv_nsec = (long) ((until - now) % 1000000000u);
 		if (nanosleep(&ts, NULL) == 0) {
-			return LKC_OK;
+			break;
 		}
 		if (errno == EINTR && lkc_interrupted()) {
-			return lkc_err_set(err, LKC_INTERRUPTED, "Memcached at %s: the wait for the lock was interrupted", s->endpoints);
+			rc = lkc_err_set(err, LKC_INTERRUPTED, "Memcached at %s: the wait for the lock was interrupted", s->endpoints);
+			break;
 		}
 	}
+	if (s->caller_mask != NULL) {
+		pthread_sigmask(SIG_SETMASK, &io_mask, NULL);
+	}
+	return rc;
 }
 
 static lkc_rc lkc_mc_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
@@ -1040,15 +1055,58 @@ static void lkc_mc_destroy(lkc_store *store)
 }
 
 /*
+ * Signals that arrive while libmemcached waits for a server end its wait
+ * early: it gives up after four of them and reports a timeout that did not
+ * happen. So the asynchronous signals are held off during a store call's I/O
+ * (for at most the store's timeout per command; PHP handles them when the call
+ * returns) and let in during a waiter's sleeps, where the host decides.
+ * Synchronous signals (SIGSEGV and its kind) are never blocked.
+ */
+static sigset_t lkc_mc_async_signals;
+static pthread_once_t lkc_mc_signals_once = PTHREAD_ONCE_INIT;
+
+static void lkc_mc_signals_init(void)
+{
+	sigfillset(&lkc_mc_async_signals);
+	sigdelset(&lkc_mc_async_signals, SIGSEGV);
+	sigdelset(&lkc_mc_async_signals, SIGBUS);
+	sigdelset(&lkc_mc_async_signals, SIGFPE);
+	sigdelset(&lkc_mc_async_signals, SIGILL);
+	sigdelset(&lkc_mc_async_signals, SIGTRAP);
+	sigdelset(&lkc_mc_async_signals, SIGSYS);
+	sigdelset(&lkc_mc_async_signals, SIGABRT);
+}
+
+/* Starts a store call: busy, asynchronous signals held off; saved gets the caller's mask. */
+static void lkc_mc_io_begin(lkc_mc_store *s, sigset_t *saved)
+{
+	pthread_once(&lkc_mc_signals_once, lkc_mc_signals_init);
+	pthread_sigmask(SIG_BLOCK, &lkc_mc_async_signals, saved);
+	s->caller_mask = saved;
+	s->busy++;
+}
+
+/* Ends a store call begun by lkc_mc_io_begin: the caller's mask back (signals held off come in now). */
+static void lkc_mc_io_end(lkc_mc_store *s, const sigset_t *saved, const sigset_t *prev)
+{
+	s->busy--;
+	s->caller_mask = prev;
+	pthread_sigmask(SIG_SETMASK, saved, NULL);
+}
+
+/*
  * The store's operations: each counts itself busy around its I/O, so that a
  * handle a bailout left mid-command is never pooled (lkc_mc_destroy).
  */
 #define LKC_MC_BUSY(store, call) \
 	do { \
+		lkc_mc_store *busy_s_ = (lkc_mc_store *) (store); \
+		const sigset_t *busy_prev_ = busy_s_->caller_mask; \
+		sigset_t busy_mask_; \
 		lkc_rc busy_rc_; \
-		((lkc_mc_store *) (store))->busy++; \
+		lkc_mc_io_begin(busy_s_, &busy_mask_); \
 		busy_rc_ = (call); \
-		((lkc_mc_store *) (store))->busy--; \
+		lkc_mc_io_end(busy_s_, &busy_mask_, busy_prev_); \
 		return busy_rc_; \
 	} while (0)
 
@@ -1089,9 +1147,13 @@ static lkc_rc lkc_mc_wait_free(lkc_store *store, const char *resource, size_t le
 
 static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
 {
-	((lkc_mc_store *) store)->busy++;
+	lkc_mc_store *s = (lkc_mc_store *) store;
+	const sigset_t *prev = s->caller_mask;
+	sigset_t mask;
+
+	lkc_mc_io_begin(s, &mask);
 	lkc_mc_settle_io(store, hold);
-	((lkc_mc_store *) store)->busy--;
+	lkc_mc_io_end(s, &mask, prev);
 }
 
 static const lkc_store_ops lkc_mc_ops = {
