@@ -52,7 +52,7 @@ if test "$PHP_LOCK" != "no"; then
       PHP_EVAL_INCLINE([$LIBMEMCACHED_CFLAGS])
       PHP_EVAL_LIBLINE([$LIBMEMCACHED_LIBS], [LOCK_SHARED_LIBADD])
       AC_DEFINE([LKC_HAVE_MEMCACHED], [1], [MemcachedStore is built])
-      LOCK_MEMCACHED_SOURCES="ext/core/lkc_memcached.c"
+      LOCK_MEMCACHED_SOURCES="ext/core/lkc_memcached.c ext/core/lkc_memcached_conf.c"
     else
       AC_MSG_RESULT([no: libmemcached not found, Lock\\Store\\MemcachedStore will say so])
     fi
