@@ -276,6 +276,24 @@ static memcached_st *lkc_mc_create(const lkc_mc_store *s)
 	return mc;
 }
 
+/* Whether peer may be the server named name: its address when name is a numeric one, else any. */
+static int lkc_mc_same_peer(const struct sockaddr_storage *peer, const char *name)
+{
+	struct in_addr a4;
+	struct in6_addr a6;
+
+	if (name == NULL) {
+		return 1;
+	}
+	if (inet_pton(AF_INET, name, &a4) == 1) {
+		return peer->ss_family == AF_INET && memcmp(&((const struct sockaddr_in *) peer)->sin_addr, &a4, sizeof(a4)) == 0;
+	}
+	if (inet_pton(AF_INET6, name, &a6) == 1) {
+		return peer->ss_family == AF_INET6 && memcmp(&((const struct sockaddr_in6 *) peer)->sin6_addr, &a6, sizeof(a6)) == 0;
+	}
+	return 1;
+}
+
 /*
  * Closes, in a forked child, the child's copies of mc's sockets, found by
  * their addresses (libmemcached does not give them out), and keeps mc
@@ -314,8 +332,9 @@ static void lkc_mc_orphan(memcached_st *mc)
 			for (uint32_t i = 0; i < n; i++) {
 				const memcached_instance_st *inst = memcached_server_instance_by_position(mc, i);
 
-				/* Local and remote port together name one connection of this host. */
-				if (inst != NULL && memcached_server_srcport(inst) == lport && memcached_server_port(inst) == pport) {
+				/* The local port, the server's port and (when it is written as one) its address name one connection. */
+				if (inst != NULL && memcached_server_srcport(inst) == lport && memcached_server_port(inst) == pport
+					&& lkc_mc_same_peer(&peer, memcached_server_name(inst))) {
 					close(fd);
 					break;
 				}
