@@ -35,7 +35,10 @@
  * Waiting: memcached cannot notify, so a waiter polls with `add` after a
  * jittered backoff (LKC_MC_BACKOFF_MIN_MS doubling to LKC_MC_BACKOFF_MAX_MS,
  * each sleep a random time in the upper half of the step), bounded by the wait's
- * deadline and ended early by an interrupt the host wants handled.
+ * deadline and ended early by an interrupt the host wants handled. Signals
+ * are held off during the I/O itself (lkc_mc_io_begin says why).
+ *
+ * The settings (server lists, keys) are in lkc_memcached_conf.c.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -54,16 +57,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Relative expiries above this many seconds are read by memcached as a unix time. */
 #define LKC_MC_RELATIVE_MAX 2592000
 /*
- * memcached's clock ticks once a second and reads whole seconds, so an item
- * given N seconds may end up to two seconds early: the server gets this much
- * more, never less than the TTL.
+ * memcached's clock ticks once a second and counts whole seconds, so an item
+ * given N seconds lives between N - 1 and N seconds (one more second of slack
+ * covers a late tick): the server gets the TTL rounded up plus this, never less.
  */
 #define LKC_MC_CLOCK_SLACK 2
 #define LKC_MC_BACKOFF_MIN_MS 5
