@@ -24,6 +24,13 @@ PHP_ARG_WITH([lock-mysql],
   [yes],
   [no])
 dnl --- end MySQL store ---
+dnl --- MemcachedStore: optional, built when libmemcached is found ---
+PHP_ARG_WITH([libmemcached],
+  [for libmemcached (MemcachedStore)],
+  [AS_HELP_STRING([--without-libmemcached], [lock: build without MemcachedStore (default: built when pkg-config finds libmemcached)])],
+  [yes],
+  [no])
+dnl --- end MemcachedStore ---
 
 PHP_ARG_ENABLE([lock-dev],
   [whether to build lock with developer warnings as errors],
@@ -100,12 +107,29 @@ if test "$PHP_LOCK" != "no"; then
     lock_sources="$lock_sources ext/core/lkc_mysql.c"
   fi
   dnl --- end MySQL store ---
+  dnl --- MemcachedStore ---
+  LOCK_MEMCACHED_SOURCES=""
+  if test "$PHP_LIBMEMCACHED" != "no"; then
+    PKG_CHECK_MODULES([LIBMEMCACHED], [libmemcached >= 1.0], [lock_have_libmemcached=yes], [lock_have_libmemcached=no])
+    AC_MSG_CHECKING([whether to build MemcachedStore])
+    if test "$lock_have_libmemcached" = "yes"; then
+      AC_MSG_RESULT([yes, libmemcached $($PKG_CONFIG --modversion libmemcached)])
+      PHP_EVAL_INCLINE([$LIBMEMCACHED_CFLAGS])
+      PHP_EVAL_LIBLINE([$LIBMEMCACHED_LIBS], [LOCK_SHARED_LIBADD])
+      AC_DEFINE([LKC_HAVE_MEMCACHED], [1], [MemcachedStore is built])
+      LOCK_MEMCACHED_SOURCES="ext/core/lkc_memcached.c ext/core/lkc_memcached_conf.c"
+    else
+      AC_MSG_RESULT([no: libmemcached not found, Lock\\Store\\MemcachedStore will say so])
+    fi
+  fi
+  dnl --- end MemcachedStore ---
 
   LOCK_CFLAGS="-D_GNU_SOURCE"
   if test "$PHP_LOCK_DEV" != "no"; then
     LOCK_CFLAGS="$LOCK_CFLAGS -Wall -Wextra -Werror -Wno-unused-parameter"
   fi
 
+  lock_sources="$lock_sources $LOCK_MEMCACHED_SOURCES"
   PHP_NEW_EXTENSION([lock], [$lock_sources], [$ext_shared], [], [$LOCK_CFLAGS])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext/core])

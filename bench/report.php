@@ -29,6 +29,10 @@ const COMPARISONS = [
 	['topology', 'replicas => 1 (WAIT 1) vs the same master without', 'primary.ours-replicas', 'primary.ours', null],
 	['topology', 'Sentinel vs the same master by address', 'sentinel.ours', 'primary.ours', 0.9],
 	['topology', 'Cluster vs the master of the slot by address', 'cluster.ours', 'cluster.ours-direct', 0.9],
+	// --- MemcachedStore (issue 13) ---
+	['memcached', 'vs Symfony MemcachedStore, lock reused', 'memcached.ours', 'memcached.symfony', 1.5],
+	['memcached', 'vs Symfony, createLock per cycle', 'memcached.ours-new', 'memcached.symfony-new', null],
+	// --- end MemcachedStore ---
 	['frameworks', 'Symfony 7.4 LockFactory: the adapter vs Symfony RedisStore', 'redis.sf-ours', 'redis.sf-own', 1.5],
 	['frameworks', 'Laravel 12 Cache::lock(): the adapter vs RedisLock', 'redis.lv-ours', 'redis.lv-own', 1.5],
 ];

@@ -5,7 +5,7 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached)
 #
 # The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh.
 #
@@ -34,14 +34,14 @@ contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks topology)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -88,6 +88,12 @@ cleanup() {
 		wait "$redis_pid" 2>/dev/null
 	fi
 	[ -f "$work/topology/env" ] && "$root/scripts/redis-topology.sh" stop "$work/topology" >/dev/null 2>&1
+	# --- MemcachedStore ---
+	if [ -n "${memcached_pid:-}" ] && kill -0 "$memcached_pid" 2>/dev/null; then
+		kill "$memcached_pid" 2>/dev/null
+		wait "$memcached_pid" 2>/dev/null
+	fi
+	# --- end MemcachedStore ---
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -128,6 +134,21 @@ if wants redis || wants read || wants memory || wants handoff || wants contentio
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
+# --- MemcachedStore: a private memcached (as nobody when we are root, which memcached refuses) ---
+memcached_pid=""
+if wants memcached; then
+	memcached_port="$(free_port)"
+	memcached_user=()
+	[ "$(id -u)" = 0 ] && memcached_user=(-u nobody)
+	memcached "${memcached_user[@]}" -l 127.0.0.1 -p "$memcached_port" -U 0 -m 64 >"$work/memcached.log" 2>&1 &
+	memcached_pid=$!
+	for _ in $(seq 1 50); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$memcached_port") 2>/dev/null && break
+		sleep 0.1
+	done
+	export BENCH_MEMCACHED_PORT="$memcached_port"
+fi
+# --- end MemcachedStore ---
 # Every contender loads one private copy of the module: a rebuild of modules/lock.so in
 # place during the run would otherwise crash the workers that have it mapped (SIGBUS).
 cp "$ext" "$work/lock.so" || exit 1
@@ -272,6 +293,9 @@ for g in "${groups[@]}"; do
 	echo "bench: running $g ..." >&2
 	case "$g" in
 		redis) rate_group redis.ours redis.symfony redis.phpredis redis.ours-new redis.symfony-new ;;
+		# --- MemcachedStore ---
+		memcached) rate_group memcached.ours memcached.symfony memcached.ours-new memcached.symfony-new ;;
+		# --- end MemcachedStore ---
 		flock) rate_group flock.ours flock.floor flock.symfony flock.ours-new flock.symfony-new ;;
 		sem) rate_group sem.ours sem.floor sem.symfony sem.ours-new sem.symfony-new ;;
 		read) rate_group redis.ours-read redis.symfony-read flock.ours-read flock.symfony-read ;;

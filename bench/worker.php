@@ -28,6 +28,7 @@ require_once __DIR__ . '/frameworks.php';
 
 use Symfony\Component\Lock\LockFactory as SfFactory;
 use Symfony\Component\Lock\Store\FlockStore as SfFlockStore;
+use Symfony\Component\Lock\Store\MemcachedStore as SfMemcachedStore;
 use Symfony\Component\Lock\Store\RedisStore as SfRedisStore;
 use Symfony\Component\Lock\Store\SemaphoreStore as SfSemaphoreStore;
 
@@ -103,6 +104,9 @@ function bench_our_store(string $group, bool $fair = true): Lock\Store
 			static fn (string $p): string => "127.0.0.1:$p", explode(',', bench_env('BENCH_CLUSTER_PORTS')))), ['fair' => $fair]),
 		'flock' => new Lock\Store\FlockStore(bench_env('BENCH_DIR')),
 		'sem' => new Lock\Store\SemaphoreStore(),
+		// --- MemcachedStore ---
+		'memcached' => new Lock\Store\MemcachedStore('memcached://127.0.0.1:' . bench_env('BENCH_MEMCACHED_PORT')),
+		// --- end MemcachedStore ---
 	};
 }
 
@@ -113,6 +117,15 @@ function bench_symfony_store(string $group): object
 		'redis' => new SfRedisStore(bench_phpredis()),
 		'flock' => new SfFlockStore(bench_env('BENCH_DIR')),
 		'sem' => new SfSemaphoreStore(),
+		// --- MemcachedStore: Symfony's store on php-memcached (libmemcached too), default options ---
+		'memcached' => (static function (): SfMemcachedStore {
+			$memcached = new Memcached();
+			if (!$memcached->addServer('127.0.0.1', (int) bench_env('BENCH_MEMCACHED_PORT'))) {
+				bench_fail('php-memcached cannot add the server');
+			}
+			return new SfMemcachedStore($memcached);
+		})(),
+		// --- end MemcachedStore ---
 	};
 }
 
@@ -139,7 +152,7 @@ function bench_symfony_store(string $group): object
 function bench_contender(string $name, string $resource): array
 {
 	[$group, $who] = explode('.', $name, 2) + [1 => ''];
-	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster'], true)) {
+	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster', 'memcached'], true)) {
 		bench_fail("unknown contender $name");
 	}
 	if ($group === 'redis' && bench_is_framework($who)) {

@@ -91,6 +91,9 @@ static PHP_MINIT_FUNCTION(lock)
 	php_lock_ce_redis_store = register_class_Lock_Store_RedisStore(php_lock_ce_store);
 	php_lock_ce_postgres_store = register_class_Lock_Store_PostgresStore(php_lock_ce_store);
 	php_lock_ce_mysql_store = register_class_Lock_Store_MysqlStore(php_lock_ce_store); /* MySQL store */
+	/* --- MemcachedStore --- */
+	php_lock_ce_memcached_store = register_class_Lock_Store_MemcachedStore(php_lock_ce_store);
+	/* --- end MemcachedStore --- */
 	php_lock_ce_lock = register_class_Lock_Lock();
 	php_lock_ce_factory = register_class_Lock_Factory();
 	php_lock_setup_store_classes();
@@ -113,6 +116,11 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 #ifdef HAVE_LOCK_MYSQL /* MySQL store */
 	lkc_my_pool_shutdown();
 #endif
+	/* --- MemcachedStore --- */
+#ifdef LKC_HAVE_MEMCACHED
+	lkc_memcached_pool_shutdown();
+#endif
+	/* --- end MemcachedStore --- */
 	return SUCCESS;
 }
 
@@ -144,6 +152,14 @@ static PHP_MINFO_FUNCTION(lock)
 	php_info_print_table_row(2, "MySQL store", "not built (no libmariadb at build time)");
 #endif
 	/* --- end MySQL store --- */
+	/* --- MemcachedStore --- */
+#ifdef LKC_HAVE_MEMCACHED
+	php_info_print_table_row(2, "MemcachedStore", "built");
+	php_info_print_table_row(2, "libmemcached version", lkc_memcached_version());
+#else
+	php_info_print_table_row(2, "MemcachedStore", "not built (no libmemcached at build time)");
+#endif
+	/* --- end MemcachedStore --- */
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

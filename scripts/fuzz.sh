@@ -67,8 +67,10 @@ trap cleanup EXIT
 core_sources() {
 	local skip=$1 f
 	for f in ext/core/*.c; do
+		[ "$(basename "$f")" = lkc_memcached.c ] && [ "$memcached_core" = 0 ] && continue
 		[ "$(basename "$f")" = "$skip" ] && continue
 		[ "$(basename "$f")" = lkc_pgsql.c ] && ! pkg-config --exists libpq && continue
+		[ "$(basename "$f")" = lkc_mysql.c ] && ! pkg-config --exists libmariadb && continue
 		printf '%s\n' "$f"
 	done
 }
@@ -84,6 +86,22 @@ if pkg-config --exists libpq; then
 	hiredis_cflags+=("${libpq_cflags[@]}")
 	hiredis_libs+=("${libpq_libs[@]}")
 fi
+# libmariadb for the MySQL store (left out when it is missing, as ./configure does).
+if pkg-config --exists libmariadb; then
+	read -r -a mariadb_cflags <<<"$(pkg-config --cflags libmariadb)"
+	read -r -a mariadb_libs <<<"$(pkg-config --libs libmariadb)"
+	hiredis_cflags+=("${mariadb_cflags[@]}" -DHAVE_LOCK_MYSQL)
+	hiredis_libs+=("${mariadb_libs[@]}")
+fi
+# --- MemcachedStore: its core file links libmemcached, or stays out when there is none ---
+memcached_core=1
+if pkg-config --exists libmemcached; then
+	read -r -a memcached_flags <<<"$(pkg-config --cflags --libs libmemcached)"
+	hiredis_libs+=("${memcached_flags[@]}")
+else
+	memcached_core=0
+fi
+# --- end MemcachedStore ---
 
 # Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
 build() {

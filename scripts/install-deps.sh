@@ -17,6 +17,9 @@ packages=(
 	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
 	# fuzzing the C core with libFuzzer (scripts/fuzz.sh)
 	clang-14 libclang-rt-14-dev
+	# --- MemcachedStore: libmemcached to build it, memcached for its tests, php-memcached for Symfony's peer ---
+	libmemcached-dev memcached php-memcached
+	# --- end MemcachedStore ---
 )
 
 # Prints the packages of the list that dpkg does not report as installed.

@@ -70,6 +70,12 @@ cleanup() {
 	"$root/scripts/redis-topology.sh" stop "$work/topology"
 	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 	"$root/scripts/my-test-server.sh" stop "$work/mysql" 2>/dev/null # MySQL store
+	# --- MemcachedStore ---
+	local mc
+	for mc in ${memcached_pids[@]+"${memcached_pids[@]}"}; do
+		kill "$mc" 2>/dev/null && wait "$mc" 2>/dev/null
+	done
+	# --- end MemcachedStore ---
 }
 trap cleanup EXIT
 
@@ -142,6 +148,32 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 export LOCK_TEST_REDIS_PORT=$port
+
+# --- MemcachedStore: two memcached servers of our own on free loopback ports (the second for the host-list tests) ---
+memcached_pids=()
+# Starts a memcached on a free port and prints the port; memcached refuses to run as root without -u.
+start_memcached() {
+	local mc_port user=()
+	mc_port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
+	[ "$(id -u)" = 0 ] && user=(-u nobody)
+	memcached "${user[@]}" -l 127.0.0.1 -p "$mc_port" -U 0 -m 64 -c 4096 >>"$work/memcached.log" 2>&1 &
+	memcached_pids+=($!)
+	for _ in $(seq 1 100); do
+		(exec 3<>"/dev/tcp/127.0.0.1/$mc_port") 2>/dev/null && break
+		sleep 0.05
+	done
+	echo "$mc_port"
+}
+if command -v memcached >/dev/null 2>&1; then
+	start_memcached >"$work/memcached.port1"
+	start_memcached >"$work/memcached.port2"
+	export LOCK_TEST_MEMCACHED_PORT LOCK_TEST_MEMCACHED_PORT2
+	LOCK_TEST_MEMCACHED_PORT=$(cat "$work/memcached.port1")
+	LOCK_TEST_MEMCACHED_PORT2=$(cat "$work/memcached.port2")
+fi
+# Under valgrind (run-tests.php -m traces children) our memcached servers run bare.
+export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached"
+# --- end MemcachedStore ---
 export LOCK_TEST_EXT="$root/modules/lock.so"
 
 # The TLS, Sentinel and Cluster servers (scripts/redis-topology.sh), with their ports and
@@ -310,7 +342,7 @@ else
 	if [ "$valgrind" = 1 ]; then
 		# Load tests scale themselves down under valgrind; every test still runs.
 		# tests/valgrind.supp: what valgrind reports of glibc's loader, never of our code.
-		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="--suppressions=$root/tests/valgrind.supp" run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
+		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="$VALGRIND_OPTS --suppressions=$root/tests/valgrind.supp" run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
 			"${functional[@]}" tests/hostile tests/security
 	fi
 fi

@@ -207,4 +207,23 @@ namespace Lock\Store {
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
     /* --- end MySQL store --- */
+
+    /* --- MemcachedStore --- */
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class MemcachedStore implements \Lock\Store
+    {
+        public function __construct(#[\SensitiveParameter] string $dsn = 'memcached://127.0.0.1:11211', array $options = []) {}
+
+        public function supports(int $capability): bool {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+    }
+    /* --- end MemcachedStore --- */
 }

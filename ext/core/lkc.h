@@ -455,5 +455,42 @@ void lkc_dsn_hosts_free(lkc_redis_addr *addrs, size_t count);
  * partly filled, and is freed as usual.
  */
 lkc_rc lkc_redis_config_dsn(lkc_redis_config *cfg, const lkc_dsn *dsn, lkc_err *err);
+/* --- MemcachedStore (lkc_memcached.c, built when libmemcached is found: LKC_HAVE_MEMCACHED) --- */
+/* At most this many servers, and a prefix of at most this many printable ASCII bytes without spaces. */
+#define LKC_MC_SERVERS_MAX 64
+#define LKC_MC_PREFIX_MAX 128
+
+/* A memcached server's address. */
+typedef struct {
+	char *host;
+	int port;
+} lkc_memcached_server;
+
+/* Memcached store settings. Strings are owned by the config (lkc_memcached_config_free). */
+typedef struct {
+	lkc_memcached_server *servers; /* a resource goes to one of them, always the same */
+	size_t nservers;
+	char *prefix;           /* key prefix */
+	size_t prefix_len;
+	int64_t timeout_ms;     /* connect and command timeout */
+	int persistent;         /* keep the connections for the next store of the same process */
+} lkc_memcached_config;
+
+void lkc_memcached_config_init(lkc_memcached_config *cfg);
+void lkc_memcached_config_free(lkc_memcached_config *cfg);
+/* Appends the servers of "h1:11211,h2,[::1]:11212" (default_port where none is given); err names what is wrong. */
+lkc_rc lkc_memcached_add_servers(lkc_memcached_config *cfg, const char *list, int default_port, lkc_err *err);
+/* Takes ownership of cfg's strings (cfg is left empty). */
+lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *err);
+/*
+ * The key of a resource: prefix, then 'x' and the name in hex when that fits
+ * memcached's 250 bytes, else 'h' and the hex SHA-256 of the name; malloc'd.
+ */
+char *lkc_memcached_key(const char *prefix, size_t prefix_len, const char *resource, size_t len, size_t *key_len);
+/* Closes every pooled persistent connection (module shutdown). */
+void lkc_memcached_pool_shutdown(void);
+/* libmemcached's version. */
+const char *lkc_memcached_version(void);
+/* --- end MemcachedStore --- */
 
 #endif
