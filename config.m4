@@ -45,7 +45,7 @@ if test "$PHP_LOCK" != "no"; then
   fi
 
   PHP_NEW_EXTENSION([lock],
-    [ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_conn.c],
+    [ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_conn.c ext/core/lkc_redis_topo.c],
     [$ext_shared], [], [$LOCK_CFLAGS])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext/core])
