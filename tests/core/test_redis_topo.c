@@ -8,6 +8,8 @@
 #include "redis_topo.h"
 #include "../../ext/core/lkc_redis_topo.h"
 
+#include <sys/mman.h>
+
 static t_cluster cluster;
 static int cluster_up;
 static t_sentinel_group group;
@@ -534,6 +536,17 @@ static void sentinel_finds_the_master(void)
 	other->ops->destroy(other);
 }
 
+/* Waits until both replicas of the master on port acknowledge its writes (a replica may still be syncing). */
+static int t_replicated(t_sentinel_group *g, int port)
+{
+	for (int i = 0; i < 40; i++) {
+		if (t_int(t_sentinel_node(g, port), "WAIT 2 500") == 2) {
+			return 0;
+		}
+	}
+	return -1;
+}
+
 /* Waits until the sentinels name a master other than port and it says it is one; its port, or 0. */
 static int t_sentinel_new_master(t_sentinel_group *g, int port, long ms)
 {
@@ -564,7 +577,7 @@ static void sentinel_follows_a_failover(void)
 	t_hold(&b, "res");
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 20000, 0, &err), LKC_OK, &err);
 	/* The replicas have it before the switch (a failover can lose what they have not). */
-	CHECK(t_int(t_sentinel_node(g, old), "WAIT 2 5000") == 2);
+	CHECK(t_replicated(g, old) == 0);
 	{
 		redisReply *r = t_cmd(&g->sentinels[0], "SENTINEL FAILOVER mymaster");
 
@@ -650,7 +663,178 @@ static void sentinel_survives_a_killed_master(void)
 	store->ops->destroy(store);
 }
 
+/* What the workers of a contention test share: per resource, who is inside and how many went in. */
+typedef struct {
+	int inside[16];
+	long count[16];
+	int overlaps;
+	int taken;
+	int errors;
+} t_contention;
+
+/*
+ * One worker: rounds acquires (waiting) of one of 16 resources (on many
+ * slots), a critical section that must be alone, a release. Storage
+ * errors are counted (a resharding may cause them); two holders never.
+ */
+static void t_contend(t_contention *shared, const char *prefix, int seed, int rounds)
+{
+	lkc_store *store = t_open_cluster(prefix);
+
+	srand((unsigned) seed);
+	for (int i = 0; i < rounds; i++) {
+		int r = rand() % 16;
+		char res[16];
+		lkc_hold h;
+		lkc_err e;
+		lkc_rc rc;
+
+		snprintf(res, sizeof(res), "c%d", r);
+		lkc_err_clear(&e);
+		lkc_hold_init(&h, res, strlen(res), &e);
+		rc = lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 10000, 8000, &e);
+		if (rc == LKC_OK) {
+			long v;
+
+			if (__sync_lock_test_and_set(&shared->inside[r], 1) != 0) {
+				__sync_fetch_and_add(&shared->overlaps, 1);
+			}
+			v = shared->count[r];
+			t_sleep_ms(1);
+			shared->count[r] = v + 1;
+			__sync_fetch_and_add(&shared->taken, 1);
+			__sync_lock_release(&shared->inside[r]);
+			if (lkc_release(store, &h, 0, &e) != LKC_OK) {
+				__sync_fetch_and_add(&shared->errors, 1);
+			}
+		} else {
+			__sync_fetch_and_add(&shared->errors, 1);
+		}
+		lkc_hold_dispose(&h);
+	}
+	store->ops->destroy(store);
+}
+
+/* Runs 8 workers; reshard, when set, moves slots between two masters meanwhile with redis-cli. */
+static void t_contention_run(const char *prefix, int rounds, int reshard)
+{
+	t_cluster *c = t_the_cluster();
+	t_contention *shared = mmap(NULL, sizeof(t_contention), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	pid_t pids[8];
+	long sum = 0;
+
+	CHECK(shared != MAP_FAILED);
+	if (shared == MAP_FAILED) {
+		return;
+	}
+	memset(shared, 0, sizeof(*shared));
+	for (int i = 0; i < 8; i++) {
+		pids[i] = fork();
+		if (pids[i] == 0) {
+			t_contend(shared, prefix, 1000 + i, rounds);
+			_exit(0);
+		}
+	}
+	if (reshard) {
+		t_redis *a = t_cluster_master_of(c, &c->nodes[0], 0), *b = t_other_master(c, a);
+		char from[41], to[41], cmd[512];
+
+		t_cluster_id(a, from);
+		t_cluster_id(b, to);
+		t_sleep_ms(200);
+		for (int k = 0; k < 2; k++) {
+			snprintf(cmd, sizeof(cmd), "redis-cli --cluster reshard 127.0.0.1:%d --cluster-from %s --cluster-to %s "
+				"--cluster-slots 2000 --cluster-yes >/dev/null 2>&1", c->nodes[0].port, k == 0 ? from : to, k == 0 ? to : from);
+			/* redis-cli refuses while the nodes' views of the last move have not converged yet. */
+			for (int tries = 0; tries < 40 && system(cmd) != 0; tries++) {
+				t_sleep_ms(250);
+				CHECK(tries < 39);
+			}
+		}
+	}
+	for (int i = 0; i < 8; i++) {
+		int status = 0;
+
+		CHECK(waitpid(pids[i], &status, 0) == pids[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	}
+	for (int r = 0; r < 16; r++) {
+		sum += shared->count[r];
+	}
+	CHECK(shared->overlaps == 0);
+	CHECK(sum == shared->taken);
+	if (!reshard) {
+		CHECK(shared->errors == 0 && shared->taken == 8 * rounds);
+	} else {
+		CHECK(shared->taken > 0);
+	}
+	munmap(shared, sizeof(*shared));
+}
+
+/* Eight processes on sixteen resources over the cluster's slots: one holder at a time, no update lost. */
+static void cluster_excludes_across_processes(void)
+{
+	t_contention_run("t:ex:", 40, 0);
+}
+
+/* The same while redis-cli reshards slots back and forth: storage errors may happen, two holders never. */
+static void cluster_excludes_during_a_resharding(void)
+{
+	t_contention_run("t:rs:", 60, 1);
+}
+
+/* A wait under way while SENTINEL FAILOVER runs ends in the hold (or a storage error) within its bound. */
+static void sentinel_wait_across_a_failover(void)
+{
+	t_sentinel_group *g = t_the_group();
+	lkc_store *store = t_open_sentinel("t:swait:", 1000);
+	lkc_hold a;
+	lkc_err err;
+	int old = t_sentinel_master_port(g), status = 0;
+	pid_t pid;
+
+	lkc_err_clear(&err);
+	t_hold(&a, "res");
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 30000, 0, &err), LKC_OK, &err);
+	CHECK(t_replicated(g, old) == 0);
+	pid = fork();
+	if (pid == 0) {
+		lkc_store *mine = t_open_sentinel("t:swait:", 1000);
+		lkc_hold w;
+		lkc_err e;
+		uint64_t t0 = lkc_now_ns();
+		lkc_rc rc;
+
+		lkc_err_clear(&e);
+		lkc_hold_init(&w, "res", 3, &e);
+		rc = lkc_acquire(mine, &w, LKC_MODE_EXCLUSIVE, 30000, 15000, &e);
+		/* The bound: the wait, and one operation's timeouts past it. */
+		if (lkc_now_ns() - t0 > 18000000000ull) {
+			_exit(3);
+		}
+		if (rc == LKC_OK) {
+			_exit(lkc_release(mine, &w, 0, &e) == LKC_OK ? 0 : 4);
+		}
+		fprintf(stderr, "wait across a failover: %s\n", e.msg);
+		_exit(rc == LKC_ERR_IO || rc == LKC_ERR_REFUSED ? 1 : 2);
+	}
+	t_sleep_ms(500);
+	freeReplyObject(t_cmd(&g->sentinels[1], "SENTINEL FAILOVER mymaster"));
+	CHECK(t_sentinel_new_master(g, old, 20000) != 0);
+	for (int i = 0; i < 200 && !t_reply_has(t_sentinel_node(g, old), "INFO replication", "role:slave"); i++) {
+		t_sleep_ms(100);
+	}
+	t_sleep_ms(300);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+	/* The queue was replicated before the switch: the waiter gets the hold. */
+	CHECK(WEXITSTATUS(status) == 0);
+	CHECK(t_sentinel_settled(g, 20000) == 0);
+	lkc_hold_dispose(&a);
+	store->ops->destroy(store);
+}
+
 TEST_MAIN(T(slot_is_the_cluster_slot), T(topology_config_is_validated), T(sentinels_unreachable_are_named),
 	T(cluster_routes_each_resource_to_its_slot), T(cluster_wait_is_handed_over), T(cluster_follows_a_moved_slot),
-	T(cluster_follows_ask_during_a_migration), T(cluster_follows_a_failover),
-	T(sentinel_finds_the_master), T(sentinel_follows_a_failover), T(sentinel_survives_a_killed_master))
+	T(cluster_follows_ask_during_a_migration), T(cluster_follows_a_failover), T(cluster_excludes_across_processes),
+	T(cluster_excludes_during_a_resharding), T(sentinel_finds_the_master), T(sentinel_follows_a_failover),
+	T(sentinel_wait_across_a_failover), T(sentinel_survives_a_killed_master))
