@@ -910,6 +910,9 @@ typedef struct {
 	char *label;             /* how messages begin: "Redis at host:port", "Redis Cluster at h1:p1,h2:p2", ... */
 	char at[320];            /* Sentinel, Cluster: the server the last connection went to ("node h:p"), for messages */
 	lkc_rtopo topo;          /* who gets a resource's commands */
+	char *topo_key;          /* Sentinel, Cluster: what the process remembers of the topology is kept under */
+	size_t topo_key_len;
+	int recalled;            /* the process's memory of the topology was looked at */
 	int conn_node;           /* the node of conn (topo), 0 for the one server */
 	int demoted;             /* the last connect found a replica where the master was expected */
 	int ask_unstable;        /* the last send was a transaction that a node importing its slot cannot serve yet */
@@ -1191,6 +1194,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 void lkc_redis_pool_shutdown(void)
 {
 	lkc_rconn_pool_shutdown();
+	lkc_rtopo_cache_shutdown();
 }
 
 /*
@@ -1815,8 +1819,18 @@ static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, const char *key, siz
 		if (node >= 0 && s->conn != NULL && s->conn_node == node && lkc_rconn_pid(s->conn) == lkc_pid()) {
 			return LKC_OK;
 		}
+		if (node < 0 && !s->recalled) {
+			/* Another store of this process may have found it out: a hint, checked by using it. */
+			s->recalled = 1;
+			if (lkc_rtopo_recall(&s->topo, s->topo_key, s->topo_key_len) == 0) {
+				node = lkc_rtopo_target(&s->topo, key, key_len);
+			}
+		}
 		if (node < 0) {
 			rc = s->topo.kind == LKC_REDIS_SENTINEL ? lkc_rs_ask_sentinels(s, op, err) : lkc_rs_read_map(s, op, err);
+			if (rc == LKC_OK) {
+				lkc_rtopo_remember(&s->topo, s->topo_key, s->topo_key_len);
+			}
 			node = rc == LKC_OK ? lkc_rtopo_target(&s->topo, key, key_len) : -1;
 			if (rc == LKC_OK && node < 0) {
 				s->at[0] = '\0';
@@ -3159,6 +3173,7 @@ static void lkc_rs_destroy(lkc_store *store)
 	lkc_redis_config_free(&s->cfg);
 	free(s->endpoint);
 	free(s->label);
+	free(s->topo_key);
 	free(s->pool_key);
 	free(s);
 }
@@ -3524,7 +3539,14 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 			: s->cfg.topology == LKC_REDIS_CLUSTER ? lkc_rs_format("Redis Cluster at %s", s->endpoint)
 			: lkc_rs_format("Redis at %s", s->endpoint);
 	}
-	if (s->pool_key == NULL || s->label == NULL || lkc_rtopo_init(&s->topo, &s->cfg, err) != LKC_OK) {
+	if (s->pool_key != NULL && s->cfg.topology != LKC_REDIS_SINGLE) {
+		const char *name = s->cfg.master_name != NULL ? s->cfg.master_name : "";
+
+		s->topo_key = lkc_rs_format("%s k%d m%zu:%s", s->pool_key, (int) s->cfg.topology, strlen(name), name);
+		s->topo_key_len = s->topo_key != NULL ? strlen(s->topo_key) : 0;
+	}
+	if (s->pool_key == NULL || s->label == NULL || (s->cfg.topology != LKC_REDIS_SINGLE && s->topo_key == NULL)
+		|| lkc_rtopo_init(&s->topo, &s->cfg, err) != LKC_OK) {
 		lkc_rs_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}

@@ -2,8 +2,12 @@
  * The topology layer of the Redis store (see lkc_redis_topo.h): the nodes,
  * the Sentinel's master, the cluster's slot map, and what replies say.
  */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
 #include "lkc_redis_topo.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -297,4 +301,144 @@ lkc_rtopo_redirect lkc_rtopo_redirect_of(lkc_rtopo *t, const redisReply *reply, 
 		return *node < 0 ? LKC_RTOPO_HERE : LKC_RTOPO_ASK;
 	}
 	return LKC_RTOPO_HERE;
+}
+
+/*
+ * What the stores of this process found out, for the next store with the
+ * same settings: a Sentinel's master, a cluster's map. A hint only: a store
+ * that meets an error with it finds out anew.
+ */
+typedef struct {
+	char *key;
+	size_t key_len;
+	lkc_redis_topology kind;
+	int nnodes;
+	char **hosts;            /* the nodes the entry names, and their ports */
+	int *ports;
+	int master;              /* Sentinel: the master among them */
+	int16_t *slots;          /* Cluster: the node of each slot's master */
+	unsigned long used;      /* when it was last remembered or recalled, for evicting the oldest */
+} lkc_rtopo_known;
+
+#define LKC_RTOPO_KNOWN_MAX 16
+
+static lkc_rtopo_known lkc_rtopo_cache[LKC_RTOPO_KNOWN_MAX];
+static unsigned long lkc_rtopo_clock;
+static pthread_mutex_t lkc_rtopo_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void lkc_rtopo_known_free(lkc_rtopo_known *k)
+{
+	for (int i = 0; i < k->nnodes; i++) {
+		free(k->hosts[i]);
+	}
+	free(k->hosts);
+	free(k->ports);
+	free(k->slots);
+	free(k->key);
+	memset(k, 0, sizeof(*k));
+}
+
+void lkc_rtopo_remember(const lkc_rtopo *t, const char *key, size_t key_len)
+{
+	lkc_rtopo_known fresh, *slot = NULL;
+	int oldest = 0;
+
+	if (t->kind == LKC_REDIS_SINGLE || (t->kind == LKC_REDIS_SENTINEL && t->master < 0)
+		|| (t->kind == LKC_REDIS_CLUSTER && (t->slots == NULL || t->stale))) {
+		return;
+	}
+	memset(&fresh, 0, sizeof(fresh));
+	fresh.kind = t->kind;
+	fresh.master = t->master;
+	fresh.key = malloc(key_len);
+	fresh.hosts = calloc((size_t) t->nnodes, sizeof(*fresh.hosts));
+	fresh.ports = calloc((size_t) t->nnodes, sizeof(*fresh.ports));
+	if (t->kind == LKC_REDIS_CLUSTER) {
+		fresh.slots = malloc(LKC_RTOPO_SLOTS * sizeof(*fresh.slots));
+	}
+	if (fresh.key == NULL || fresh.hosts == NULL || fresh.ports == NULL
+		|| (t->kind == LKC_REDIS_CLUSTER && fresh.slots == NULL)) {
+		lkc_rtopo_known_free(&fresh);
+		return;
+	}
+	memcpy(fresh.key, key, key_len);
+	fresh.key_len = key_len;
+	for (int i = 0; i < t->nnodes; i++) {
+		fresh.hosts[i] = strdup(t->nodes[i].host);
+		fresh.ports[i] = t->nodes[i].port;
+		fresh.nnodes = i + 1;
+		if (fresh.hosts[i] == NULL) {
+			lkc_rtopo_known_free(&fresh);
+			return;
+		}
+	}
+	if (fresh.slots != NULL) {
+		memcpy(fresh.slots, t->slots, LKC_RTOPO_SLOTS * sizeof(*fresh.slots));
+	}
+	pthread_mutex_lock(&lkc_rtopo_cache_lock);
+	fresh.used = ++lkc_rtopo_clock;
+	for (int i = 0; i < LKC_RTOPO_KNOWN_MAX && slot == NULL; i++) {
+		lkc_rtopo_known *k = &lkc_rtopo_cache[i];
+
+		if (k->key == NULL || (k->key_len == key_len && memcmp(k->key, key, key_len) == 0)) {
+			slot = k;
+		} else if (k->used < lkc_rtopo_cache[oldest].used) {
+			oldest = i;
+		}
+	}
+	if (slot == NULL) {
+		slot = &lkc_rtopo_cache[oldest];
+	}
+	lkc_rtopo_known_free(slot);
+	*slot = fresh;
+	pthread_mutex_unlock(&lkc_rtopo_cache_lock);
+}
+
+int lkc_rtopo_recall(lkc_rtopo *t, const char *key, size_t key_len)
+{
+	int found = -1;
+
+	pthread_mutex_lock(&lkc_rtopo_cache_lock);
+	for (int i = 0; i < LKC_RTOPO_KNOWN_MAX; i++) {
+		lkc_rtopo_known *k = &lkc_rtopo_cache[i];
+		int map[LKC_RTOPO_NODES_MAX];
+		int ok = 1;
+
+		if (k->key == NULL || k->kind != t->kind || k->key_len != key_len || memcmp(k->key, key, key_len) != 0) {
+			continue;
+		}
+		for (int n = 0; n < k->nnodes && ok; n++) {
+			map[n] = lkc_rtopo_add(t, k->hosts[n], strlen(k->hosts[n]), k->ports[n]);
+			ok = map[n] >= 0;
+		}
+		if (ok && k->kind == LKC_REDIS_SENTINEL && k->master >= 0) {
+			t->master = map[k->master];
+			found = 0;
+		} else if (ok && k->kind == LKC_REDIS_CLUSTER) {
+			int16_t *slots = malloc(LKC_RTOPO_SLOTS * sizeof(*slots));
+
+			if (slots != NULL) {
+				for (int s = 0; s < LKC_RTOPO_SLOTS; s++) {
+					slots[s] = k->slots[s] >= 0 ? (int16_t) map[k->slots[s]] : -1;
+				}
+				free(t->slots);
+				t->slots = slots;
+				t->stale = 0;
+				found = 0;
+			}
+		}
+		k->used = ++lkc_rtopo_clock;
+		break;
+	}
+	pthread_mutex_unlock(&lkc_rtopo_cache_lock);
+	return found;
+}
+
+void lkc_rtopo_cache_shutdown(void)
+{
+	pthread_mutex_lock(&lkc_rtopo_cache_lock);
+	for (int i = 0; i < LKC_RTOPO_KNOWN_MAX; i++) {
+		lkc_rtopo_known_free(&lkc_rtopo_cache[i]);
+	}
+	pthread_mutex_unlock(&lkc_rtopo_cache_lock);
 }

@@ -77,4 +77,16 @@ int lkc_rtopo_is_master(const redisReply *reply);
  */
 lkc_rtopo_redirect lkc_rtopo_redirect_of(lkc_rtopo *t, const redisReply *reply, int *node);
 
+/*
+ * A process-wide memory of what stores found (a Sentinel's master, a
+ * cluster's map) under key, their settings: a new store with the same
+ * settings starts from it (a per-request store of a persistent process finds
+ * nothing out again). Remembering a topology that knows nothing does nothing;
+ * recall answers 0 when it filled t.
+ */
+void lkc_rtopo_remember(const lkc_rtopo *t, const char *key, size_t key_len);
+int lkc_rtopo_recall(lkc_rtopo *t, const char *key, size_t key_len);
+/* Forgets everything remembered (module shutdown). */
+void lkc_rtopo_cache_shutdown(void);
+
 #endif

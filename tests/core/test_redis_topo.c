@@ -833,8 +833,64 @@ static void sentinel_wait_across_a_failover(void)
 	store->ops->destroy(store);
 }
 
+/* How many times the node ran a command, per INFO commandstats (stat: "cmdstat_cluster|slots"). */
+static long t_calls(t_redis *r, const char *stat)
+{
+	redisReply *reply = t_cmd(r, "INFO commandstats");
+	long calls = 0;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING) {
+		char *at = strstr(reply->str, stat);
+
+		if (at != NULL && (at = strstr(at, "calls=")) != NULL) {
+			calls = atol(at + 6);
+		}
+	}
+	if (reply != NULL) {
+		freeReplyObject(reply);
+	}
+	return calls;
+}
+
+/*
+ * A store reads the map once; the next store of the process starts from it
+ * (a Sentinel's master is remembered the same way; sentinels keep no
+ * command statistics to show it).
+ */
+static void topology_is_found_once_per_process(void)
+{
+	t_cluster *c = t_the_cluster();
+	lkc_store *store = t_open_cluster("t:once:");
+	long before = 0, after = 0;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	for (int i = 0; i < 3; i++) {
+		lkc_store *again = i == 0 ? store : t_open_cluster("t:once:");
+		lkc_hold h;
+
+		if (i == 1) {
+			for (int n = 0; n < 6; n++) {
+				before += t_calls(&c->nodes[n], "cmdstat_cluster|slots:");
+			}
+		}
+		t_hold(&h, "once");
+		CHECK_RC(lkc_acquire(again, &h, LKC_MODE_EXCLUSIVE, 20000, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_release(again, &h, 0, &err), LKC_OK, &err);
+		lkc_hold_dispose(&h);
+		if (again != store) {
+			again->ops->destroy(again);
+		}
+	}
+	for (int n = 0; n < 6; n++) {
+		after += t_calls(&c->nodes[n], "cmdstat_cluster|slots:");
+	}
+	CHECK(before > 0 && after == before);
+	store->ops->destroy(store);
+}
+
 TEST_MAIN(T(slot_is_the_cluster_slot), T(topology_config_is_validated), T(sentinels_unreachable_are_named),
 	T(cluster_routes_each_resource_to_its_slot), T(cluster_wait_is_handed_over), T(cluster_follows_a_moved_slot),
 	T(cluster_follows_ask_during_a_migration), T(cluster_follows_a_failover), T(cluster_excludes_across_processes),
 	T(cluster_excludes_during_a_resharding), T(sentinel_finds_the_master), T(sentinel_follows_a_failover),
-	T(sentinel_wait_across_a_failover), T(sentinel_survives_a_killed_master))
+	T(sentinel_wait_across_a_failover), T(topology_is_found_once_per_process), T(sentinel_survives_a_killed_master))
