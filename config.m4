@@ -11,6 +11,12 @@ PHP_ARG_WITH([hiredis],
   [yes],
   [no])
 
+PHP_ARG_WITH([lock-pgsql],
+  [for libpq (the lock PostgreSQL store)],
+  [AS_HELP_STRING([--without-lock-pgsql], [lock: build without the PostgreSQL store (default: built when pkg-config or pg_config finds libpq)])],
+  [yes],
+  [no])
+
 PHP_ARG_ENABLE([lock-dev],
   [whether to build lock with developer warnings as errors],
   [AS_HELP_STRING([--enable-lock-dev], [lock: compile with -Wall -Wextra -Werror])],
@@ -39,14 +45,36 @@ if test "$PHP_LOCK" != "no"; then
   PHP_EVAL_INCLINE([$OPENSSL_CFLAGS])
   PHP_EVAL_LIBLINE([$OPENSSL_LIBS], [LOCK_SHARED_LIBADD])
 
+  lock_sources="ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_conn.c ext/core/lkc_redis_topo.c"
+
+  dnl The PostgreSQL store is optional: without libpq, PostgresStore says it was not built.
+  lock_pgsql=no
+  if test "$PHP_LOCK_PGSQL" != "no"; then
+    PKG_CHECK_MODULES([LIBPQ], [libpq], [lock_pgsql=yes], [lock_pgsql=no])
+    if test "$lock_pgsql" = "no"; then
+      AC_PATH_PROG([LOCK_PG_CONFIG], [pg_config], [no])
+      if test "$LOCK_PG_CONFIG" != "no" && test -r "`$LOCK_PG_CONFIG --includedir`/libpq-fe.h"; then
+        LIBPQ_CFLAGS="-I`$LOCK_PG_CONFIG --includedir`"
+        LIBPQ_LIBS="-L`$LOCK_PG_CONFIG --libdir` -lpq"
+        lock_pgsql=yes
+      fi
+    fi
+  fi
+  AC_MSG_CHECKING([whether to build the lock PostgreSQL store])
+  AC_MSG_RESULT([$lock_pgsql])
+  if test "$lock_pgsql" = "yes"; then
+    PHP_EVAL_INCLINE([$LIBPQ_CFLAGS])
+    PHP_EVAL_LIBLINE([$LIBPQ_LIBS], [LOCK_SHARED_LIBADD])
+    AC_DEFINE([HAVE_LOCK_PGSQL], [1], [Whether the lock PostgreSQL store is built])
+    lock_sources="$lock_sources ext/core/lkc_pgsql.c"
+  fi
+
   LOCK_CFLAGS="-D_GNU_SOURCE"
   if test "$PHP_LOCK_DEV" != "no"; then
     LOCK_CFLAGS="$LOCK_CFLAGS -Wall -Wextra -Werror -Wno-unused-parameter"
   fi
 
-  PHP_NEW_EXTENSION([lock],
-    [ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_util.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_conn.c ext/core/lkc_redis_topo.c],
-    [$ext_shared], [], [$LOCK_CFLAGS])
+  PHP_NEW_EXTENSION([lock], [$lock_sources], [$ext_shared], [], [$LOCK_CFLAGS])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext])
   PHP_ADD_BUILD_DIR([$ext_builddir/ext/core])
   PHP_ADD_INCLUDE([$ext_srcdir/ext])

@@ -24,6 +24,11 @@ const COMPARISONS = [
 	['sem', 'vs PHP sem_acquire() + sem_release() (the floor)', 'sem.ours', 'sem.floor', 0.9],
 	['sem', 'vs Symfony SemaphoreStore, lock reused', 'sem.ours', 'sem.symfony', 5.0],
 	['sem', 'vs Symfony, createLock per cycle', 'sem.ours-new', 'sem.symfony-new', null],
+	['topology', 'TLS: vs phpredis over TLS, SET NX PX + EVALSHA', 'tls.ours', 'tls.phpredis', 0.95],
+	['topology', 'TLS vs plain TCP (for information)', 'tls.ours', 'redis.ours', null],
+	['topology', 'replicas => 1 (WAIT 1) vs the same master without', 'primary.ours-replicas', 'primary.ours', null],
+	['topology', 'Sentinel vs the same master by address', 'sentinel.ours', 'primary.ours', 0.9],
+	['topology', 'Cluster vs the master of the slot by address', 'cluster.ours', 'cluster.ours-direct', 0.9],
 	['frameworks', 'Symfony 7.4 LockFactory: the adapter vs Symfony RedisStore', 'redis.sf-ours', 'redis.sf-own', 1.5],
 	['frameworks', 'Laravel 12 Cache::lock(): the adapter vs RedisLock', 'redis.lv-ours', 'redis.lv-own', 1.5],
 ];

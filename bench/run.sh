@@ -5,7 +5,9 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology)
+#
+# The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh.
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -32,14 +34,14 @@ contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks topology)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -85,6 +87,7 @@ cleanup() {
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
 	fi
+	[ -f "$work/topology/env" ] && "$root/scripts/redis-topology.sh" stop "$work/topology" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -121,7 +124,7 @@ start_redis() {
 	return 1
 }
 
-if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct || wants frameworks; then
+if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct || wants frameworks || wants topology; then
 	start_redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
 fi
@@ -285,6 +288,19 @@ for g in "${groups[@]}"; do
 			serve_group contend "$contention_rounds" 0.2 "contend $contention_slice" \
 				contend.redis.ours contend.redis.symfony contend.redis.ours-unfair \
 				contend.flock.ours contend.flock.symfony contend.sem.ours contend.sem.symfony
+			;;
+		topology)
+			# TLS, Sentinel, Cluster and replica acknowledgement, beside one plain server in the same rounds.
+			if ! "$root/scripts/redis-topology.sh" start "$work/topology" --owner $$ >"$work/topology.log" 2>&1; then
+				echo "bench: scripts/redis-topology.sh could not start the servers:" >&2
+				tail -n 20 "$work/topology.log" >&2
+				exit 1
+			fi
+			. "$work/topology/env"
+			export BENCH_TLS_PORT="$LOCK_TEST_REDIS_TLS_PORT" BENCH_TLS_CA="$LOCK_TEST_TLS_DIR/ca.crt" \
+				BENCH_SENTINELS="$LOCK_TEST_SENTINEL_PORTS" BENCH_SENTINEL_MASTER="$LOCK_TEST_SENTINEL_MASTER_NAME" \
+				BENCH_PRIMARY_PORT="$LOCK_TEST_SENTINEL_MASTER_PORT" BENCH_CLUSTER_PORTS="$LOCK_TEST_CLUSTER_PORTS"
+			rate_group redis.ours tls.ours tls.phpredis primary.ours primary.ours-replicas cluster.ours-direct
 			;;
 		frameworks)
 			# The frameworks come from the installs of the adapters' test command.

@@ -57,14 +57,34 @@ function bench_symfony(): void
 	require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
 }
 
-/** A phpredis connection to the benchmark's server. */
-function bench_phpredis(): Redis
+/** A phpredis connection to the benchmark's server; $tls: to the TLS server of the topology group, verified as ours is. */
+function bench_phpredis(bool $tls = false): Redis
 {
 	$redis = new Redis();
-	if (!$redis->connect('127.0.0.1', (int) bench_env('BENCH_REDIS_PORT'), 2.0)) {
+	$ok = $tls
+		? $redis->connect('tls://localhost', (int) bench_env('BENCH_TLS_PORT'), 2.0, null, 0, 0,
+			['stream' => ['cafile' => bench_env('BENCH_TLS_CA'), 'verify_peer' => true, 'verify_peer_name' => true]])
+		: $redis->connect('127.0.0.1', (int) bench_env('BENCH_REDIS_PORT'), 2.0);
+	if (!$ok) {
 		bench_fail('phpredis cannot connect');
 	}
 	return $redis;
+}
+
+/** The port of the cluster master that serves $key's slot. */
+function bench_cluster_master_port(string $key): int
+{
+	$redis = new Redis();
+	if (!$redis->connect('127.0.0.1', (int) explode(',', bench_env('BENCH_CLUSTER_PORTS'))[0], 2.0)) {
+		bench_fail('phpredis cannot connect to the cluster');
+	}
+	$slot = $redis->rawCommand('CLUSTER', 'KEYSLOT', $key);
+	foreach ($redis->rawCommand('CLUSTER', 'SLOTS') as [$from, $to, $master]) {
+		if ($slot >= $from && $slot <= $to) {
+			return (int) $master[1];
+		}
+	}
+	bench_fail("no master serves slot $slot");
 }
 
 /** Our store for a group; $fair picks the Redis store's waiting mode. */
@@ -72,6 +92,15 @@ function bench_our_store(string $group, bool $fair = true): Lock\Store
 {
 	return match ($group) {
 		'redis' => new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_REDIS_PORT'), ['fair' => $fair]),
+		'tls' => new Lock\Store\RedisStore('rediss://localhost:' . bench_env('BENCH_TLS_PORT'),
+			['tls_ca_file' => bench_env('BENCH_TLS_CA'), 'fair' => $fair]),
+		// The master of the Sentinel group (two replicas), by its address.
+		'primary' => new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_PRIMARY_PORT'), ['fair' => $fair]),
+		'sentinel' => new Lock\Store\RedisStore('redis+sentinel://' . implode(',', array_map(
+			static fn (string $p): string => "127.0.0.1:$p", explode(',', bench_env('BENCH_SENTINELS'))))
+			. '/' . bench_env('BENCH_SENTINEL_MASTER'), ['fair' => $fair]),
+		'cluster' => new Lock\Store\RedisStore('redis+cluster://' . implode(',', array_map(
+			static fn (string $p): string => "127.0.0.1:$p", explode(',', bench_env('BENCH_CLUSTER_PORTS')))), ['fair' => $fair]),
 		'flock' => new Lock\Store\FlockStore(bench_env('BENCH_DIR')),
 		'sem' => new Lock\Store\SemaphoreStore(),
 	};
@@ -96,6 +125,11 @@ function bench_symfony_store(string $group): object
  *   <group>.symfony   Symfony's LockFactory::createLock() once, then acquire()+release()
  *   <group>.symfony-new  createLock()+acquire()+release() per cycle
  *   redis.phpredis    SET NX PX + EVALSHA of a compare-and-delete script, by hand
+ *   tls.ours, tls.phpredis  the same over verified TLS (the topology group's TLS server)
+ *   primary.ours      the master of the topology group's Sentinel group (two replicas), by address
+ *   primary.ours-replicas  the same with replicas => 1: every acquire waits for WAIT 1
+ *   sentinel.ours, cluster.ours  through the sentinels, and on a cluster
+ *   cluster.ours-direct    the plain store on the master of the resource's slot, by address
  *   flock.floor       the bare primitive: PHP's flock($fp, LOCK_EX | LOCK_NB) + flock($fp, LOCK_UN)
  *                     on a file opened once
  *   sem.floor         the bare primitive: PHP's sem_acquire() + sem_release() on a set got once
@@ -105,7 +139,7 @@ function bench_symfony_store(string $group): object
 function bench_contender(string $name, string $resource): array
 {
 	[$group, $who] = explode('.', $name, 2) + [1 => ''];
-	if (!in_array($group, ['redis', 'flock', 'sem'], true)) {
+	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster'], true)) {
 		bench_fail("unknown contender $name");
 	}
 	if ($group === 'redis' && bench_is_framework($who)) {
@@ -190,11 +224,41 @@ function bench_contender(string $name, string $resource): array
 			};
 			return [$run, static fn () => null];
 
-		case 'phpredis':
-			if ($group !== 'redis') {
+		case 'ours-direct':
+			// The plain store on the master of the resource's slot, by address: a cluster without its topology layer.
+			if ($group !== 'cluster') {
 				break;
 			}
-			$redis = bench_phpredis();
+			$store = new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_cluster_master_port('{' . $resource . '}'));
+			$lock = (new Lock\Factory($store))->createLock($resource);
+			$run = static function (int $n) use ($lock): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => $store->forceRelease($resource)];
+
+		case 'ours-replicas':
+			$store = new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_PRIMARY_PORT'), ['replicas' => 1]);
+			$lock = (new Lock\Factory($store))->createLock($resource);
+			$run = static function (int $n) use ($lock): void {
+				for ($i = 0; $i < $n; $i++) {
+					if (!$lock->acquire()) {
+						bench_fail('acquire failed');
+					}
+					$lock->release();
+				}
+			};
+			return [$run, static fn () => $store->forceRelease($resource)];
+
+		case 'phpredis':
+			if ($group !== 'redis' && $group !== 'tls') {
+				break;
+			}
+			$redis = bench_phpredis($group === 'tls');
 			$script = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
 			$sha = $redis->script('load', $script);
 			if (!is_string($sha)) {

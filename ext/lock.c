@@ -89,6 +89,7 @@ static PHP_MINIT_FUNCTION(lock)
 	php_lock_ce_flock_store = register_class_Lock_Store_FlockStore(php_lock_ce_store);
 	php_lock_ce_semaphore_store = register_class_Lock_Store_SemaphoreStore(php_lock_ce_store);
 	php_lock_ce_redis_store = register_class_Lock_Store_RedisStore(php_lock_ce_store);
+	php_lock_ce_postgres_store = register_class_Lock_Store_PostgresStore(php_lock_ce_store);
 	php_lock_ce_lock = register_class_Lock_Lock();
 	php_lock_ce_factory = register_class_Lock_Factory();
 	php_lock_setup_store_classes();
@@ -105,6 +106,9 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 	/* The process ends: the flock and semaphore holds kept for restoreLock() go now, as the kernel would free them. */
 	php_lock_release_parked();
 	lkc_redis_pool_shutdown();
+#ifdef HAVE_LOCK_PGSQL
+	lkc_pg_pool_shutdown();
+#endif
 	return SUCCESS;
 }
 
@@ -120,7 +124,14 @@ static PHP_MINFO_FUNCTION(lock)
 	php_info_print_table_row(2, "lock support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_LOCK_VERSION);
 	php_info_print_table_row(2, "hiredis version", lkc_redis_hiredis_version());
+#ifdef HAVE_LOCK_PGSQL
+	php_info_print_table_row(2, "libpq version", lkc_pg_libpq_version());
+	php_info_print_table_row(2, "Stores", "flock, semaphore, redis, pgsql");
+	php_info_print_table_row(2, "Stores not built", "none");
+#else
 	php_info_print_table_row(2, "Stores", "flock, semaphore, redis");
+	php_info_print_table_row(2, "Stores not built", "pgsql (no libpq at build time)");
+#endif
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

@@ -62,11 +62,14 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Every core file but the one a harness compiles in itself; hiredis for the Redis store.
+# Every core file but the one a harness compiles in itself; hiredis for the Redis store,
+# libpq for the PostgreSQL store (left out when libpq is missing, as ./configure does).
 core_sources() {
 	local skip=$1 f
 	for f in ext/core/*.c; do
-		[ "$(basename "$f")" = "$skip" ] || printf '%s\n' "$f"
+		[ "$(basename "$f")" = "$skip" ] && continue
+		[ "$(basename "$f")" = lkc_pgsql.c ] && ! pkg-config --exists libpq && continue
+		printf '%s\n' "$f"
 	done
 }
 
@@ -74,6 +77,12 @@ cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefi
 	-fno-sanitize-recover=undefined -Wall -Wextra -Werror -D_GNU_SOURCE)
 read -r -a hiredis_cflags <<<"$(pkg-config --cflags hiredis)"
 read -r -a hiredis_libs <<<"$(pkg-config --libs hiredis)"
+if pkg-config --exists libpq; then
+	read -r -a libpq_cflags <<<"$(pkg-config --cflags libpq)"
+	read -r -a libpq_libs <<<"$(pkg-config --libs libpq)"
+	hiredis_cflags+=("${libpq_cflags[@]}")
+	hiredis_libs+=("${libpq_libs[@]}")
+fi
 
 # Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
 build() {

@@ -9,6 +9,8 @@ packages=(
 	build-essential pkg-config php8.2-cli php8.2-dev php-pear libhiredis-dev libssl-dev
 	# tests: our own redis-server processes on free ports, valgrind for the phpt suite
 	redis-server valgrind curl php8.2-fpm
+	# the PostgreSQL store: libpq to build it, a server of the tests' own (scripts/pg-test-server.sh)
+	postgresql-15 libpq-dev
 	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline
 	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
 	# fuzzing the C core with libFuzzer (scripts/fuzz.sh)
@@ -52,11 +54,24 @@ system_redis_pid() {
 	fi
 }
 
+# The pids of the system's PostgreSQL clusters (pg_ctlcluster's), or nothing when none runs.
+system_pg_pids() {
+	local f pid
+	for f in /var/run/postgresql/*.pid; do
+		[[ -s $f ]] || continue
+		pid=$(head -n 1 "$f")
+		if [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]]; then
+			printf '%s\n' "$pid"
+		fi
+	done
+}
+
 policy=/usr/sbin/policy-rc.d
 policy_saved=
 policy_ours=0
 log=$(mktemp)
 redis_before=$(system_redis_pid)
+pg_before=$(system_pg_pids)
 
 # Puts back whatever policy-rc.d was there before, on every way out.
 restore_policy() {
@@ -95,6 +110,13 @@ fi
 redis_after=$(system_redis_pid)
 if [[ -z $redis_before && -n $redis_after ]]; then
 	"${sudo[@]}" kill "$redis_after"
+fi
+
+# Likewise the cluster "main" that the postgresql-15 package creates: the tests start their own.
+if [[ -z $pg_before ]]; then
+	for pid in $(system_pg_pids); do
+		"${sudo[@]}" kill "$pid"
+	done
 fi
 
 echo "install-deps: ran apt-get update and installed ${#missing[@]} missing package(s): ${missing[*]}"

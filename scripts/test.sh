@@ -2,9 +2,10 @@
 # The test command: installs what is missing, builds with warnings as errors, checks
 # the generated and packaged files, runs the C core's unit tests under ASan/UBSan, a
 # short fuzzing run, the phpt suite against a redis-server of its own, the hostile,
-# security, fault, network and partition suites, the framework adapters' PHPUnit suites
-# (adapters/test.sh), a short soak, and the phpt suite
-# again under valgrind. It prints each group's counts and ends with "N passed, N failed".
+# security, fault, network and partition suites, the suites of the TLS, Sentinel and
+# Cluster servers it starts (scripts/redis-topology.sh), the framework adapters' PHPUnit
+# suites (adapters/test.sh), a short soak, and the phpt suite again under valgrind.
+# It prints each group's counts and ends with "N passed, N failed".
 #
 #   scripts/test.sh                 everything (what CI runs)
 #   scripts/test.sh --fast          without the valgrind pass
@@ -27,6 +28,8 @@ done
 [ ${#only[@]} -gt 0 ] && valgrind=0
 
 work="$root/.test-run"
+# A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
+"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -63,6 +66,8 @@ cleanup() {
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
 	fi
+	"$root/scripts/redis-topology.sh" stop "$work/topology"
+	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 }
 trap cleanup EXIT
 
@@ -79,7 +84,10 @@ fi
 
 if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
+	check lua "$root/scripts/gen-lua.sh" --check
 	check package "$root/scripts/check-package.sh"
+	# The PostgreSQL store is optional: the build without libpq still compiles and says so.
+	check build-without-libpq "$root/scripts/check-no-pgsql.sh"
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
@@ -132,6 +140,30 @@ done
 export LOCK_TEST_REDIS_PORT=$port
 export LOCK_TEST_EXT="$root/modules/lock.so"
 
+# The TLS, Sentinel and Cluster servers (scripts/redis-topology.sh), with their ports and
+# certificates in LOCK_TEST_* variables; stopped at exit, or by their watcher should this
+# command be killed. Tests that need them skip when the variables are missing.
+topology_start=$SECONDS
+if "$root/scripts/redis-topology.sh" start "$work/topology" --owner $$ >"$work/topology.log" 2>&1; then
+	# shellcheck source=/dev/null
+	. "$work/topology/env"
+	record "redis topology (TLS, Sentinel, Cluster): ready in $((SECONDS - topology_start)) s" 1 0 0
+else
+	echo "test: the Redis topology did not start:" >&2
+	tail -n 20 "$work/topology.log" >&2
+	record "redis topology (TLS, Sentinel, Cluster)" 0 1 0
+fi
+# A PostgreSQL 15 of our own (initdb in $work/pgsql, a free loopback port, run as nobody when
+# we are root), for the PostgresStore tests; stopped by cleanup.
+if pg_dsn=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql-start.log"); then
+	export LOCK_TEST_PGSQL_DSN=$pg_dsn
+	export LOCK_TEST_PGSQL_SOCKET_DIR="$work/pgsql/sock"
+else
+	echo "test: cannot start PostgreSQL for the PostgresStore tests:" >&2
+	tail -n 20 "$work/pgsql-start.log" >&2
+	record "PostgreSQL test server" 0 1 0
+fi
+
 # run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on
 # the second attempt as a warning, with the first attempt's output gone. A test that passes
 # only on retry has failed: run a copy that never retries, so the first failure is the one kept.
@@ -182,11 +214,20 @@ run_phpt() {
 	record "$name" "${p:-0}" "$f" "${s:-0}"
 }
 
+# Whether a phpt path belongs to the suites that fail the shared Sentinel group or Cluster over.
+is_serial() { [[ $1 =~ ^(\./)?tests/(topology|sentinel|cluster|redis_sentinel|redis_cluster)(/|$) ]]; }
+
 if [ ${#only[@]} -gt 0 ]; then
-	run_phpt phpt "${only[@]}"
+	parallel=()
+	serial=()
+	for arg in "${only[@]}"; do
+		if is_serial "$arg"; then serial+=("$arg"); else parallel+=("$arg"); fi
+	done
+	[ ${#parallel[@]} -gt 0 ] && run_phpt phpt "${parallel[@]}"
+	[ ${#serial[@]} -gt 0 ] && run_phpt topology --jobs 1 "${serial[@]}"
 else
 	# The functional suite is every folder of tests/ that is not a group of its own below.
-	special=(hostile security faults network partition)
+	special=(hostile security faults network partition topology sentinel cluster redis_sentinel redis_cluster)
 	functional=()
 	for d in tests/*/; do
 		d=${d%/}
@@ -216,6 +257,13 @@ else
 			groups[$(( ${#groups[@]} - 1 ))]+=" (skipped: ${reason:-see $work/partition.log})"
 		fi
 	fi
+	# Tests that fail the shared Sentinel group or Cluster over (and restore it) run one at a
+	# time, and never beside the tests that check them.
+	serial=()
+	for d in tests/topology tests/sentinel tests/cluster tests/redis_sentinel tests/redis_cluster; do
+		[ -d "$d" ] && serial+=("$d")
+	done
+	[ ${#serial[@]} -gt 0 ] && run_phpt "topology (${serial[*]#tests/})" --jobs 1 "${serial[@]}"
 	# The framework adapters' PHPUnit suites against the real framework packages (on our redis-server).
 	if [ -x adapters/test.sh ]; then
 		adapters/test.sh >"$work/adapters.log" 2>&1
@@ -245,7 +293,8 @@ else
 	fi
 	if [ "$valgrind" = 1 ]; then
 		# Load tests scale themselves down under valgrind; every test still runs.
-		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
+		# tests/valgrind.supp: what valgrind reports of glibc's loader, never of our code.
+		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="--suppressions=$root/tests/valgrind.supp" run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
 			"${functional[@]}" tests/hostile tests/security
 	fi
 fi

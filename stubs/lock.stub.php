@@ -171,4 +171,21 @@ namespace Lock\Store {
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class PostgresStore implements \Lock\Store
+    {
+        public function __construct(#[\SensitiveParameter] string $dsn, #[\SensitiveParameter] array $options = []) {}
+
+        public function supports(int $capability): bool {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+    }
 }

@@ -77,37 +77,32 @@ const char *lkc_rc_name(lkc_rc rc)
 	return "UNKNOWN";
 }
 
-static pid_t lkc_self_pid;
-static unsigned long lkc_forks;
+pid_t lkc_pid_cached;
+unsigned long lkc_fork_total;
 static pthread_once_t lkc_pid_once = PTHREAD_ONCE_INIT;
 
 static void lkc_after_fork_parent(void)
 {
-	lkc_forks++;
+	lkc_fork_total++;
 }
 
 static void lkc_after_fork_child(void)
 {
-	lkc_self_pid = getpid();
-	lkc_forks++;
+	__atomic_store_n(&lkc_pid_cached, getpid(), __ATOMIC_RELEASE);
+	lkc_fork_total++;
 }
 
 static void lkc_pid_init(void)
 {
-	lkc_self_pid = getpid();
+	/* The fork handlers first: whoever sees the pid set sees forks counted. */
 	pthread_atfork(NULL, lkc_after_fork_parent, lkc_after_fork_child);
+	__atomic_store_n(&lkc_pid_cached, getpid(), __ATOMIC_RELEASE);
 }
 
-pid_t lkc_pid(void)
+pid_t lkc_pid_setup(void)
 {
 	pthread_once(&lkc_pid_once, lkc_pid_init);
-	return lkc_self_pid;
-}
-
-unsigned long lkc_fork_count(void)
-{
-	pthread_once(&lkc_pid_once, lkc_pid_init);
-	return lkc_forks;
+	return __atomic_load_n(&lkc_pid_cached, __ATOMIC_ACQUIRE);
 }
 
 uint64_t lkc_now_ns(void)
@@ -262,12 +257,8 @@ static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
 	return start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
 }
 
-lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
-	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t *start, lkc_rc *rc, lkc_err *err)
 {
-	uint64_t start;
-	lkc_rc rc;
-
 	if (hold->owner_pid != lkc_pid()) {
 		/*
 		 * A forked child drops what it inherited and takes a token of its own, so
@@ -276,45 +267,47 @@ lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		 */
 		lkc_abandon(store, hold);
 		if (hold->owner_chosen) {
-			return lkc_err_set(err, LKC_ERR_STATE,
+			*rc = lkc_err_set(err, LKC_ERR_STATE,
 				"this lock's owner was chosen in the parent process; a forked child must create a lock of its own");
+			return 0;
 		}
 		if (lkc_token_new(hold->owner, err) != LKC_OK) {
-			return err->code;
+			*rc = err->code;
+			return 0;
 		}
 		hold->owner_len = LKC_TOKEN_LEN;
 		hold->owner_pid = lkc_pid();
 	}
 	if (mode == LKC_MODE_SHARED && !(store->ops->caps & LKC_CAP_SHARED)) {
-		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
+		*rc = lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store has no shared holds", store->ops->name);
+		return 0;
 	}
 	/*
 	 * The expiry counts from before the request (or the store's grant), so our view
 	 * never outlives the server's. Holds that do not expire need no clock: that
 	 * read is a measurable part of a semaphore cycle.
 	 */
-	start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
+	*start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
 	hold->granted_ns = 0;
-	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
-	if (rc == LKC_OK) {
-		/* After a wait, the hold counts from the store's grant (never later than the server's), not the call. */
-		if (hold->granted_ns > start) {
-			start = hold->granted_ns;
-		}
-		hold->mode = mode;
-		hold->pid = lkc_pid();
-		hold->forks = lkc_fork_count();
-		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
-	}
-	return rc;
+	return 1;
 }
 
-lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, uint64_t start)
 {
-	lkc_rc rc;
+	/* After a wait, the hold counts from the store's grant (never later than the server's), not the call. */
+	if (hold->granted_ns > start) {
+		start = hold->granted_ns;
+	}
+	hold->mode = mode;
+	hold->pid = lkc_pid();
+	hold->forks = lkc_fork_count();
+	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+}
 
+int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc *rc, lkc_err *err)
+{
 	if (hold->mode == LKC_MODE_NONE) {
 		if (hold->unsure && hold->owner_pid == lkc_pid() && store->ops->settle != NULL) {
 			/*
@@ -327,20 +320,26 @@ lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *
 			lkc_hold_forget(hold);
 		}
 		hold->unsure = 0;
-		return LKC_OK;
+		*rc = LKC_OK;
+		return 0;
 	}
 	if (lkc_hold_foreign(hold)) {
-		return refuse_foreign(err);
+		*rc = refuse_foreign(err);
+		return 0;
 	}
 	if (delay_ms > 0 && !(store->ops->caps & LKC_CAP_EXPIRY)) {
-		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot delay a release", store->ops->name);
+		*rc = lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot delay a release", store->ops->name);
+		return 0;
 	}
-	rc = store->ops->release(store, hold, delay_ms, err);
+	return 1;
+}
+
+void lkc_release_end(lkc_hold *hold, lkc_rc rc)
+{
 	/* Whatever the backend said, we no longer count this hold as ours, except when it could not be reached. */
 	if (rc == LKC_OK || rc == LKC_EXPIRED || rc == LKC_LOST) {
 		lkc_hold_forget(hold);
 	}
-	return rc;
 }
 
 lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)

@@ -63,10 +63,29 @@ lkc_rc lkc_rc_from_errno(int errnum);
 /* A short name for a result code, for tests and logs. */
 const char *lkc_rc_name(lkc_rc rc);
 
-/* getpid() without a system call: cached, and renewed in a child by a fork handler. */
-pid_t lkc_pid(void);
+/* The cached pid and fork count below; set up by lkc_pid_setup() on first use. */
+extern pid_t lkc_pid_cached;
+extern unsigned long lkc_fork_total;
+/* Caches the pid and installs the fork handlers that keep it and the fork count; returns the pid. */
+pid_t lkc_pid_setup(void);
+
+/*
+ * getpid() without a system call: cached, and renewed in a child by a fork handler.
+ * Inline: a lock cycle asks several times, and a call each time showed in its profile.
+ */
+static inline pid_t lkc_pid(void)
+{
+	pid_t pid = __atomic_load_n(&lkc_pid_cached, __ATOMIC_ACQUIRE);
+
+	return pid != 0 ? pid : lkc_pid_setup();
+}
+
 /* How many times this process (or its ancestors before it) forked; a hold compares it to see a fork since. */
-unsigned long lkc_fork_count(void);
+static inline unsigned long lkc_fork_count(void)
+{
+	(void) lkc_pid();
+	return lkc_fork_total;
+}
 
 /* Monotonic clock, nanoseconds. */
 uint64_t lkc_now_ns(void);
@@ -114,6 +133,7 @@ typedef struct lkc_hold {
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
 	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
+	void *session;           /* pgsql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
 } lkc_hold;
 
@@ -197,10 +217,52 @@ void lkc_store_release(lkc_store *store);
 /*
  * The lock layer over a store: validates state, records pid and expiry, and
  * never lets a forked child touch its parent's hold.
+ *
+ * lkc_acquire and lkc_release are inline over out-of-line checks and bookkeeping,
+ * so that the store's system call runs as few calls deep as it can: after a system
+ * call, each return to a caller that was on the stack before it is a mispredicted
+ * branch on kernels that refill the return stack buffer on the way back (SRSO and
+ * Spectre mitigations), a measurable part of a semaphore or flock cycle.
  */
-lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
-	int64_t ttl_ms, int64_t wait_ms, lkc_err *err);
-lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+/* Checks before a store's acquire: 1 to go on (*start set), 0 with *rc the answer. */
+int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t *start, lkc_rc *rc, lkc_err *err);
+/* Records a hold the store took in mode. */
+void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, uint64_t start);
+/* Checks before a store's release: 1 to go on, 0 with *rc the answer. */
+int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc *rc, lkc_err *err);
+/* Forgets a hold the store gave back (or found gone), after its release answered rc. */
+void lkc_release_end(lkc_hold *hold, lkc_rc rc);
+
+/* Takes or converts the hold through the store. */
+__attribute__((always_inline)) static inline lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	uint64_t start;
+	lkc_rc rc;
+
+	if (!lkc_acquire_begin(store, hold, mode, &start, &rc, err)) {
+		return rc;
+	}
+	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
+	if (rc == LKC_OK) {
+		lkc_acquire_end(store, hold, mode, ttl_ms, start);
+	}
+	return rc;
+}
+
+/* Gives the hold up through the store; a hold not held is released quietly. */
+__attribute__((always_inline)) static inline lkc_rc lkc_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_rc rc;
+
+	if (!lkc_release_begin(store, hold, delay_ms, &rc, err)) {
+		return rc;
+	}
+	rc = store->ops->release(store, hold, delay_ms, err);
+	lkc_release_end(hold, rc);
+	return rc;
+}
+
 lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
 lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err);
 /* The fencing token of an exclusive hold; LKC_ERR_UNSUPPORTED when the store has none. */
@@ -287,6 +349,35 @@ void lkc_redis_pool_shutdown(void);
 /* hiredis version, "major.minor.patch". */
 const char *lkc_redis_hiredis_version(void);
 
+/* PostgreSQL connection settings. Strings are owned by the config (lkc_pg_config_free). */
+typedef struct {
+	char *host;             /* TCP host, or a unix socket directory (starts with '/') */
+	int port;               /* 5432 unless set; a socket's name has it too */
+	char *user;             /* NULL: libpq's default (the OS user, PGUSER) */
+	char *password;         /* NULL: none (or libpq's PGPASSWORD, ~/.pgpass) */
+	char *dbname;           /* NULL: libpq's default (the user name) */
+	char *prefix;           /* hashed into every key, may hold any bytes */
+	size_t prefix_len;
+	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
+	int persistent;         /* keep idle connections for the next store of the same process */
+} lkc_pg_config;
+
+void lkc_pg_config_init(lkc_pg_config *cfg);
+void lkc_pg_config_free(lkc_pg_config *cfg);
+/* Opens a PostgreSQL store (no connection yet: the first operation connects); copies cfg. */
+lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err);
+/*
+ * The advisory key of a resource: the first 8 bytes, big-endian, of SHA-256 over
+ * the prefix's length (4 bytes, big-endian), the prefix and the resource. -1 when out of memory.
+ */
+int lkc_pg_key(const char *prefix, size_t prefix_len, const char *resource, size_t len, int64_t *key);
+/* "host:port" or the socket directory, for messages (never the password). */
+const char *lkc_pg_endpoint(const lkc_store *store);
+/* Closes every pooled persistent connection (module shutdown). */
+void lkc_pg_pool_shutdown(void);
+/* libpq's version, "major.minor". */
+const char *lkc_pg_libpq_version(void);
+
 /* A parsed DSN. */
 typedef struct {
 	char *scheme;
@@ -307,5 +398,30 @@ typedef struct {
 lkc_rc lkc_dsn_parse(const char *dsn, size_t len, lkc_dsn *out, lkc_err *err);
 /* Frees every part; safe on a zeroed or partly filled dsn, which it leaves zeroed. */
 void lkc_dsn_free(lkc_dsn *dsn);
+
+/*
+ * Splits a DSN's list of hosts ("h1:7000,[::1],h3") into *count addresses,
+ * default_port where an element names none. An empty element, a bad port, a
+ * port without a host or a host repeated (same name, any case, same port) is
+ * LKC_ERR_INVALID; messages begin with label ("redis+cluster DSN") and never
+ * quote a host. On failure *out is NULL and *count 0.
+ */
+lkc_rc lkc_dsn_hosts(const char *list, int default_port, const char *label,
+	lkc_redis_addr **out, size_t *count, lkc_err *err);
+/* Frees what lkc_dsn_hosts made; NULL is fine. */
+void lkc_dsn_hosts_free(lkc_redis_addr *addrs, size_t count);
+
+/*
+ * Reads a parsed Redis DSN's scheme, credentials, hosts and path into cfg
+ * (not its query: the host reads that as options). redis:, rediss: (tls):
+ * host[:port][/db] or, redis: only, a unix socket path. redis+sentinel:,
+ * rediss+sentinel: the sentinels as seeds (port 26379 when none), then
+ * /master_name[/db]. redis+cluster:, rediss+cluster: the nodes as seeds (port
+ * 6379 when none), database 0 only. Sentinel and Cluster leave host NULL. The
+ * DSN's user and password are the server's (the master's behind sentinels).
+ * LKC_ERR_INVALID names what is wrong, never quoting the DSN; cfg may then be
+ * partly filled, and is freed as usual.
+ */
+lkc_rc lkc_redis_config_dsn(lkc_redis_config *cfg, const lkc_dsn *dsn, lkc_err *err);
 
 #endif

@@ -1,9 +1,11 @@
 /*
  * The DSN parser: scheme ":" [ "//" [ user [ ":" password ] "@" ] [ host ] [ ":" port ] ] [ path ] [ "?" query ].
  *
- * It only splits and percent-decodes; what a path or a query key means is up
- * to the store that reads the result. Error messages say what is wrong and at
- * which offset, and never quote the DSN, which may carry a password.
+ * lkc_dsn_parse only splits and percent-decodes; what a path or a query key
+ * means is up to the store that reads the result. Below it, lkc_dsn_hosts
+ * splits a list of hosts, and lkc_redis_config_dsn reads the parts of a Redis
+ * DSN (scheme, authority, path) into a connection config. Error messages say
+ * what is wrong and where, and never quote the DSN, which may carry a password.
  */
 #include "lkc.h"
 
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Longer DSNs are refused, so that offsets and copies stay small. */
 #define LKC_DSN_MAX 4096
@@ -411,4 +414,258 @@ void lkc_dsn_free(lkc_dsn *dsn)
 	free(dsn->host);
 	free(dsn->path);
 	memset(dsn, 0, sizeof(*dsn));
+}
+
+lkc_rc lkc_dsn_hosts(const char *list, int default_port, const char *label,
+	lkc_redis_addr **out, size_t *count, lkc_err *err)
+{
+	dsn_ctx ctx;
+	lkc_redis_addr *addrs;
+	size_t n = 1, len, pos = 0, filled = 0;
+	lkc_rc rc = LKC_OK;
+
+	*out = NULL;
+	*count = 0;
+	ctx.err = err;
+	snprintf(ctx.label, sizeof(ctx.label), "%s", label);
+	if (list == NULL || list[0] == '\0') {
+		return dsn_fail(&ctx, "names no host");
+	}
+	len = strlen(list);
+	for (size_t i = 0; i < len; i++) {
+		n += list[i] == ',';
+	}
+	addrs = calloc(n, sizeof(*addrs));
+	if (addrs == NULL) {
+		return dsn_oom(&ctx);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *comma = memchr(list + pos, ',', len - pos);
+		size_t end = comma != NULL ? (size_t) (comma - list) : len;
+		dsn_ctx elem;
+		lkc_dsn one;
+
+		/* Hosts are never quoted: an unencoded '/' in a password can cut the authority into one. */
+		memset(&one, 0, sizeof(one));
+		elem.err = err;
+		snprintf(elem.label, sizeof(elem.label), "%.20s's host %u", label, (unsigned) (i + 1));
+		if (end == pos) {
+			rc = dsn_fail(&elem, "is empty: separate the hosts with single commas");
+			break;
+		}
+		if (dsn_hostport(&elem, list + pos, 0, end - pos, &one) != LKC_OK) {
+			lkc_dsn_free(&one);
+			rc = err->code;
+			break;
+		}
+		if (one.host == NULL) {
+			rc = dsn_fail(&elem, "has a port but no host name or address");
+			break;
+		}
+		addrs[i].host = one.host;
+		addrs[i].port = one.port != 0 ? one.port : default_port;
+		filled = i + 1;
+		for (size_t j = 0; j < i; j++) {
+			if (addrs[j].port == addrs[i].port && strcasecmp(addrs[j].host, addrs[i].host) == 0) {
+				rc = dsn_fail(&elem, "repeats host %zu: name each server once", j + 1);
+				break;
+			}
+		}
+		if (rc != LKC_OK) {
+			break;
+		}
+		pos = end + 1;
+	}
+	if (rc != LKC_OK) {
+		lkc_dsn_hosts_free(addrs, filled);
+		return rc;
+	}
+	*out = addrs;
+	*count = n;
+	return LKC_OK;
+}
+
+void lkc_dsn_hosts_free(lkc_redis_addr *addrs, size_t count)
+{
+	for (size_t i = 0; i < count; i++) {
+		free(addrs[i].host);
+	}
+	free(addrs);
+}
+
+/* Replaces *slot with a copy of value (NULL clears it); LKC_ERR_SYSTEM when out of memory. */
+static lkc_rc dsn_set(dsn_ctx *ctx, char **slot, const char *value)
+{
+	free(*slot);
+	*slot = NULL;
+	if (value == NULL) {
+		return LKC_OK;
+	}
+	return dsn_copy(ctx, value, strlen(value), slot);
+}
+
+/*
+ * Reads a database number from db, "/N" (0 to 999999999), into *database;
+ * NULL, "" and "/" leave it as it is. what names the part for messages.
+ */
+static lkc_rc dsn_database(dsn_ctx *ctx, const char *db, const char *what, int *database)
+{
+	size_t len;
+
+	if (db == NULL || db[0] == '\0' || strcmp(db, "/") == 0) {
+		return LKC_OK;
+	}
+	len = strlen(db + 1);
+	/* Never quoted: an unencoded '/' in a password lands in the path. */
+	if (db[0] != '/' || len > 9 || strspn(db + 1, "0123456789") != len) {
+		return dsn_fail(ctx, "has %s that is not a database number (0 to 999999999)", what);
+	}
+	*database = atoi(db + 1);
+	return LKC_OK;
+}
+
+/* Fills cfg's seeds from the DSN's host or host list, default_port where none is given. */
+static lkc_rc dsn_seeds(dsn_ctx *ctx, lkc_redis_config *cfg, const lkc_dsn *dsn, int default_port,
+	const char *example)
+{
+	lkc_dsn_hosts_free(cfg->seeds, cfg->nseeds);
+	cfg->seeds = NULL;
+	cfg->nseeds = 0;
+	if (dsn->host == NULL) {
+		return dsn_fail(ctx, "names no host: write %s", example);
+	}
+	if (strchr(dsn->host, ',') != NULL) {
+		return lkc_dsn_hosts(dsn->host, default_port, ctx->label, &cfg->seeds, &cfg->nseeds, ctx->err);
+	}
+	/* One host: the parser took its brackets and its port off already. */
+	cfg->seeds = calloc(1, sizeof(*cfg->seeds));
+	if (cfg->seeds == NULL) {
+		return dsn_oom(ctx);
+	}
+	cfg->nseeds = 1;
+	cfg->seeds[0].port = dsn->port != 0 ? dsn->port : default_port;
+	return dsn_copy(ctx, dsn->host, strlen(dsn->host), &cfg->seeds[0].host);
+}
+
+/* redis: and rediss:, one server: a host and port, or (redis: only) a unix socket path. */
+static lkc_rc dsn_redis_single(dsn_ctx *ctx, lkc_redis_config *cfg, const lkc_dsn *dsn)
+{
+	const char *scheme = cfg->tls ? "rediss" : "redis";
+
+	if (dsn->host != NULL && strchr(dsn->host, ',') != NULL) {
+		return dsn_fail(ctx, "names several hosts: a list of hosts needs %s+sentinel: or %s+cluster:"
+			" (several independent masters: redlock:)", scheme, scheme);
+	}
+	if (dsn->host == NULL) {
+		if (dsn->path == NULL || dsn->path[0] != '/' || dsn->path[1] == '\0') {
+			return dsn_fail(ctx, "names no host and no unix socket path");
+		}
+		if (cfg->tls) {
+			return dsn_fail(ctx, "names a unix socket, which Redis does not serve over TLS: use redis: for the socket");
+		}
+		if (dsn_set(ctx, &cfg->socket_path, dsn->path) != LKC_OK) {
+			return ctx->err->code;
+		}
+		return dsn_set(ctx, &cfg->host, NULL);
+	}
+	if (dsn_set(ctx, &cfg->host, dsn->host) != LKC_OK || dsn_set(ctx, &cfg->socket_path, NULL) != LKC_OK) {
+		return ctx->err->code;
+	}
+	if (dsn->port != 0) {
+		cfg->port = dsn->port;
+	}
+	return dsn_database(ctx, dsn->path, "a path", &cfg->database);
+}
+
+/* redis+sentinel: and rediss+sentinel:, the sentinels then "/master[/db]". */
+static lkc_rc dsn_redis_sentinel(dsn_ctx *ctx, lkc_redis_config *cfg, const lkc_dsn *dsn, const char *example)
+{
+	const char *name, *slash;
+	size_t len;
+
+	if (dsn_seeds(ctx, cfg, dsn, 26379, example) != LKC_OK) {
+		return ctx->err->code;
+	}
+	name = dsn->path != NULL && dsn->path[0] == '/' ? dsn->path + 1 : "";
+	slash = strchr(name, '/');
+	len = slash != NULL ? (size_t) (slash - name) : strlen(name);
+	if (len == 0) {
+		return dsn_fail(ctx, "names no master: write %s", example);
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char) name[i];
+		if (c <= 0x20 || c >= 0x7f) {
+			return dsn_fail(ctx, "has a master name with a space, a control byte or a non-ASCII byte at offset %zu of it", i);
+		}
+	}
+	free(cfg->master_name);
+	cfg->master_name = NULL;
+	if (dsn_copy(ctx, name, len, &cfg->master_name) != LKC_OK) {
+		return ctx->err->code;
+	}
+	return dsn_database(ctx, slash, "a path after the master name", &cfg->database);
+}
+
+/* redis+cluster: and rediss+cluster:, the nodes to read the slot map from; database 0 only. */
+static lkc_rc dsn_redis_cluster(dsn_ctx *ctx, lkc_redis_config *cfg, const lkc_dsn *dsn, const char *example)
+{
+	int database = 0;
+
+	if (dsn_seeds(ctx, cfg, dsn, 6379, example) != LKC_OK
+		|| dsn_database(ctx, dsn->path, "a path", &database) != LKC_OK) {
+		return ctx->err->code;
+	}
+	if (database != 0) {
+		return dsn_fail(ctx, "selects a database other than 0, and Redis Cluster has database 0 only");
+	}
+	cfg->database = 0;
+	return LKC_OK;
+}
+
+lkc_rc lkc_redis_config_dsn(lkc_redis_config *cfg, const lkc_dsn *dsn, lkc_err *err)
+{
+	const char *scheme = dsn->scheme != NULL ? dsn->scheme : "";
+	const char *rest;
+	char example[80];
+	dsn_ctx ctx;
+	int tls;
+
+	ctx.err = err;
+	snprintf(ctx.label, sizeof(ctx.label), "%.24s DSN", scheme);
+	tls = strncmp(scheme, "rediss", 6) == 0;
+	if (!tls && strncmp(scheme, "redis", 5) != 0) {
+		return dsn_fail(&ctx, "is not a Redis DSN: expected the scheme redis, rediss, redis+sentinel, "
+			"rediss+sentinel, redis+cluster or rediss+cluster");
+	}
+	rest = scheme + (tls ? 6 : 5);
+	if (rest[0] == '\0') {
+		cfg->topology = LKC_REDIS_SINGLE;
+	} else if (strcmp(rest, "+sentinel") == 0) {
+		cfg->topology = LKC_REDIS_SENTINEL;
+	} else if (strcmp(rest, "+cluster") == 0) {
+		cfg->topology = LKC_REDIS_CLUSTER;
+	} else {
+		return dsn_fail(&ctx, "mixes topologies or names an unknown one: expected the scheme redis, rediss, "
+			"redis+sentinel, rediss+sentinel, redis+cluster or rediss+cluster");
+	}
+	cfg->tls = tls;
+	/* The DSN's credentials are the server's: the master's behind sentinels, every node's in a cluster. */
+	if ((dsn->user != NULL && dsn_set(&ctx, &cfg->username, dsn->user) != LKC_OK)
+		|| (dsn->password != NULL && dsn_set(&ctx, &cfg->password, dsn->password) != LKC_OK)) {
+		return err->code;
+	}
+	if (cfg->topology == LKC_REDIS_SINGLE) {
+		return dsn_redis_single(&ctx, cfg, dsn);
+	}
+	/* The seeds hold every address: no single host stands for the store. */
+	if (dsn_set(&ctx, &cfg->host, NULL) != LKC_OK || dsn_set(&ctx, &cfg->socket_path, NULL) != LKC_OK) {
+		return err->code;
+	}
+	cfg->port = 0;
+	if (cfg->topology == LKC_REDIS_SENTINEL) {
+		snprintf(example, sizeof(example), "%s://h1:26379,h2,h3/mymaster", scheme);
+		return dsn_redis_sentinel(&ctx, cfg, dsn, example);
+	}
+	snprintf(example, sizeof(example), "%s://h1:7000,h2:7001", scheme);
+	return dsn_redis_cluster(&ctx, cfg, dsn, example);
 }

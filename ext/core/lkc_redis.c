@@ -147,8 +147,6 @@
 
 /* What the lock key says while readers hold the resource (the scripts spell it out). */
 #define LKC_RS_SHARED "shared"
-/* How long a waiter handed a hold has to pick it up (ms): what a waiter that died costs the others. */
-#define LKC_RS_GRACE 200
 /* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
 #define LKC_RS_WAIT_CAP 2000
 /*
@@ -165,8 +163,6 @@
 #define LKC_RS_SETTLE_MS 50
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
 #define LKC_RS_SLACK 500
-/* Lifetime of a wake list (ms): only one nobody sleeps on (its waiter died) lives that long. */
-#define LKC_RS_WAKE_TTL 10000
 /* Idle connections a store keeps to the nodes of a cluster (or masters of a Sentinel) besides its current one. */
 #define LKC_RS_IDLE_MAX 8
 /* The most commands one exchange sends (the acquire transaction). */
@@ -177,711 +173,12 @@
 #define LKC_RS_RETRY_NAP_MAX 100
 
 /*
- * The scripts that can leave a resource free (release, force release, a step
- * of a waiter) run as a function, so that whatever way they end, the
- * watchers are woken after it when the resource is free: no lock key and
- * nobody queued. One EXISTS when nobody watches.
+ * The scripts, one per ext/core/lua/NAME.lua, each the C string lkc_rs_NAME_lua
+ * made by scripts/gen-lua.sh (`scripts/gen-lua.sh --print NAME` prints one as
+ * it is sent), and the constants they share with the code below.
  */
-#define LKC_RS_LUA_RUN "local function run()\n"
-#define LKC_RS_LUA_THEN_WAKE_WATCHERS \
-	"end\n" \
-	"local r = run()\n" \
-	"local fw = KEYS[1] .. ':fw'\n" \
-	"if redis.call('EXISTS', fw) == 1 and redis.call('EXISTS', KEYS[1], KEYS[1] .. ':q') == 0 then\n" \
-	"\tfor _, t in ipairs(redis.call('SMEMBERS', fw)) do\n" \
-	"\t\tlocal w = KEYS[1] .. ':w:' .. t\n" \
-	"\t\tredis.call('RPUSH', w, 'f')\n" \
-	"\t\tredis.call('PEXPIRE', w, " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
-	"\tend\n" \
-	"\tredis.call('DEL', fw)\n" \
-	"end\n" \
-	"return r\n"
-/*
- * How long the fencing counter outlives the last exclusive take (ms): an hour,
- * or LKC_RS_FENCE_TTLS times the hold's TTL when that is shorter. A counter
- * that expired jumps to the clock when next used, as a lost one does.
- */
-#define LKC_RS_FENCE_TTL 3600000
-#define LKC_RS_FENCE_TTLS 10
-/* The expiry score of a reader without a TTL: 2^53 - 1, the largest whole number a double holds exactly. */
-#define LKC_RS_FOREVER 9007199254740991
-
-/*
- * The start of every script: the keys, derived from the lock key (KEYS[1]),
- * the server's clock read once per run, the fencing counter, and the readers.
- */
-#define LKC_RS_LUA_CORE \
-	"local lock = KEYS[1]\n" \
-	"local rd, q, fk = lock .. ':r', lock .. ':q', lock .. ':f'\n" \
-	"local clock\n" \
-	"local function now_ms()\n" \
-	"\tif not clock then clock = redis.call('TIME') end\n" \
-	"\treturn tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)\n" \
-	"end\n" \
-	/* The next fencing token; a new counter jumps to the clock in microseconds (see the top of this file). */ \
-	"local function bump()\n" \
-	"\tlocal f = redis.call('INCR', fk)\n" \
-	"\tif f < 1e12 then\n" \
-	"\t\tnow_ms()\n" \
-	"\t\tlocal t = tonumber(clock[1]) * 1000000 + tonumber(clock[2])\n" \
-	"\t\tif t > f then\n" \
-	"\t\t\tf = t\n" \
-	"\t\t\tredis.call('SET', fk, string.format('%.0f', f))\n" \
-	"\t\tend\n" \
-	"\tend\n" \
-	/* It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds. */ \
-	"\tlocal px, l = " LKC_RS_STR(LKC_RS_FENCE_TTL) ", redis.call('PTTL', lock)\n" \
-	"\tif l > 0 and l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " < px then px = l * " LKC_RS_STR(LKC_RS_FENCE_TTLS) " end\n" \
-	"\tredis.call('PEXPIRE', fk, px)\n" \
-	"\treturn f\n" \
-	"end\n" \
-	/*
-	 * After a push to a wake list or the hand-off records k, whose PTTL was p
-	 * before it: makes k live at least LKC_RS_WAKE_TTL, and as long as a hold
-	 * of ttl ms ("" none) handed over now. A record of a hand-off whose
-	 * waiter died must outlast the hold, however quiet the resource stays, or
-	 * nobody could tell that the hold was never picked up. A life is never
-	 * shortened (p -1: none).
-	 */ \
-	"local function outlive(k, p, ttl)\n" \
-	"\tif p == -1 then return end\n" \
-	"\tif ttl == '' then\n" \
-	"\t\tredis.call('PERSIST', k)\n" \
-	"\t\treturn\n" \
-	"\tend\n" \
-	"\tlocal t = math.max(tonumber(ttl) + " LKC_RS_STR(LKC_RS_GRACE) ", " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n" \
-	"\tif p < t then redis.call('PEXPIRE', k, t) end\n" \
-	"end\n" \
-	"local function set_lock(who, ttl)\n" \
-	"\tif ttl == '' then\n" \
-	"\t\tredis.call('SET', lock, who)\n" \
-	"\telse\n" \
-	"\t\tredis.call('SET', lock, who, 'PX', ttl)\n" \
-	"\tend\n" \
-	"end\n" \
-	/*
-	 * After the readers changed: their set and the "shared" lock key live
-	 * exactly as long as the longest-lived member, and go when none is alive.
-	 */ \
-	"local function sync(now)\n" \
-	"\tlocal top = redis.call('ZRANGE', rd, -1, -1, 'WITHSCORES')\n" \
-	"\tlocal e = tonumber(top[2] or '0')\n" \
-	"\tlocal shared = redis.call('GET', lock) == 'shared'\n" \
-	"\tif e <= now then\n" \
-	"\t\tredis.call('DEL', rd)\n" \
-	"\t\tif shared then redis.call('DEL', lock) end\n" \
-	"\telseif e >= " LKC_RS_STR(LKC_RS_FOREVER) " then\n" \
-	"\t\tredis.call('PERSIST', rd)\n" \
-	"\t\tif shared then redis.call('PERSIST', lock) end\n" \
-	"\telse\n" \
-	"\t\tlocal at = string.format('%.0f', e)\n" \
-	"\t\tredis.call('PEXPIREAT', rd, at)\n" \
-	"\t\tif shared then redis.call('PEXPIREAT', lock, at) end\n" \
-	"\tend\n" \
-	"end\n" \
-	/*
-	 * Adds or renews the reader who (or the cooldown) until ttl ms ("" none)
-	 * from now. The lock key says "shared" unless another writer holds it,
-	 * which only a hold outliving its TTL can make happen.
-	 */ \
-	"local function add_reader(who, ttl, now)\n" \
-	"\tlocal e = " LKC_RS_STR(LKC_RS_FOREVER) "\n" \
-	"\tif ttl ~= '' then e = now + tonumber(ttl) end\n" \
-	"\tlocal v = redis.call('GET', lock)\n" \
-	"\tif not v or v == who then redis.call('SET', lock, 'shared') end\n" \
-	"\tredis.call('ZADD', rd, string.format('%.0f', e), who)\n" \
-	"\tsync(now)\n" \
-	"end\n" \
-	/* How many readers are alive (the cooldown counts: it keeps writers out); the dead are pruned. */ \
-	"local function live_readers(now)\n" \
-	"\tredis.call('ZREMRANGEBYSCORE', rd, '-inf', string.format('%.0f', now))\n" \
-	"\treturn redis.call('ZCARD', rd)\n" \
-	"end\n" \
-	/* When a cooldown keeping everybody out ends (server ms), 0 when none runs. */ \
-	"local function cooldown(now)\n" \
-	"\tlocal c = tonumber(redis.call('ZSCORE', rd, 'cooldown') or '0')\n" \
-	"\tif c > now then return c end\n" \
-	"\treturn 0\n" \
-	"end\n"
-
-/*
- * The queue: waking, hand-offs and the watch over them. Nothing here reads
- * ARGV.
- */
-#define LKC_RS_LUA_QUEUE \
-	"local qd, ws, hd, pk = lock .. ':qd', lock .. ':ws', lock .. ':h', lock .. ':p'\n" \
-	"local function wake(token, why, ttl)\n" \
-	"\tlocal w = lock .. ':w:' .. token\n" \
-	"\tlocal p = redis.call('PTTL', w)\n" \
-	"\tredis.call('RPUSH', w, why)\n" \
-	"\toutlive(w, p, ttl or '0')\n" \
-	"end\n" \
-	"local function wake_head()\n" \
-	"\tlocal h = redis.call('LINDEX', q, 0)\n" \
-	"\tif h then wake(h, 'c') end\n" \
-	"end\n" \
-	/* A waiter's liveness deadline (nil when gone or malformed), the TTL it asked for and its mode. */ \
-	"local function entry(h)\n" \
-	"\tlocal d, ttl, m = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*):([wrp])$')\n" \
-	"\treturn tonumber(d), ttl, m\n" \
-	"end\n" \
-	/* Forgets a waiter's entry (its place in the list goes separately) and its pending promotion. */ \
-	"local function drop(h)\n" \
-	"\tredis.call('HDEL', qd, h)\n" \
-	"\tif redis.call('GET', pk) == h then redis.call('DEL', pk) end\n" \
-	"end\n" \
-	/* The first waiter whose liveness deadline is still ahead, its TTL and mode; the dead before it are dropped. */ \
-	"local function live_head(now)\n" \
-	"\twhile true do\n" \
-	"\t\tlocal h = redis.call('LINDEX', q, 0)\n" \
-	"\t\tif not h then return nil end\n" \
-	"\t\tlocal d, ttl, m = entry(h)\n" \
-	"\t\tif d and d >= now then return h, ttl, m end\n" \
-	"\t\tredis.call('LPOP', q)\n" \
-	"\t\tdrop(h)\n" \
-	"\t\tredis.call('DEL', lock .. ':w:' .. h)\n" \
-	"\tend\n" \
-	"end\n" \
-	/*
-	 * Hands the head h what it waits for, with its TTL. A writer or promoter
-	 * is only served when no other reader lives, so the readers' set goes
-	 * (the promoter's own read hold with it).
-	 */ \
-	"local function give(h, ttl, m, now, given)\n" \
-	"\tredis.call('LPOP', q)\n" \
-	"\tdrop(h)\n" \
-	"\tif m == 'r' then\n" \
-	"\t\tadd_reader(h, ttl, now)\n" \
-	"\t\twake(h, string.format('y@%.0f', now), ttl)\n" \
-	"\telse\n" \
-	"\t\tredis.call('DEL', rd)\n" \
-	"\t\tset_lock(h, ttl)\n" \
-	"\t\twake(h, string.format('y%.0f@%.0f', bump(), now), ttl)\n" \
-	"\tend\n" \
-	"\tlocal p = redis.call('PTTL', hd)\n" \
-	"\tredis.call('ZADD', hd, string.format('%.0f', now), h)\n" \
-	"\toutlive(hd, p, ttl)\n" \
-	"\tgiven[h] = true\n" \
-	"end\n" \
-	/*
-	 * After hand-offs: unless a waiter still queued watches already, one is
-	 * told to: the tail, as the last to be served it watches longest, or else
-	 * the head.
-	 */ \
-	"local function appoint(now, given)\n" \
-	"\tlocal w = redis.call('GET', ws)\n" \
-	"\tif w and not given[w] then return end\n" \
-	"\tlocal n = redis.call('LINDEX', q, -1)\n" \
-	"\tlocal d = n and entry(n)\n" \
-	"\tif not d or d < now then n = live_head(now) end\n" \
-	"\tif n then\n" \
-	"\t\twake(n, 'w')\n" \
-	"\t\tredis.call('SET', ws, n, 'PX', " LKC_RS_STR(LKC_RS_GRACE) " * 2)\n" \
-	"\telseif w then\n" \
-	"\t\tredis.call('DEL', ws)\n" \
-	"\tend\n" \
-	"end\n" \
-	/*
-	 * The resource may have come free for the queue. Fair: hand it to the
-	 * head, a writer alone (a promoter may still read itself) or every reader
-	 * at the head at once. Unfair: wake the head if it could take it. Returns
-	 * whether it handed or woke anybody.
-	 */ \
-	"local function settle(fair)\n" \
-	"\tif redis.call('LLEN', q) == 0 then return false end\n" \
-	"\tlocal v = redis.call('GET', lock)\n" \
-	"\tif v and v ~= 'shared' then return false end\n" \
-	"\tlocal now = now_ms()\n" \
-	"\tlocal n = live_readers(now)\n" \
-	"\tlocal cool = cooldown(now) > 0\n" \
-	"\tlocal given, any = {}, false\n" \
-	"\twhile true do\n" \
-	"\t\tlocal h, ttl, m = live_head(now)\n" \
-	"\t\tif not h then break end\n" \
-	"\t\tlocal others = n\n" \
-	"\t\tif m == 'p' and redis.call('ZSCORE', rd, h) then others = n - 1 end\n" \
-	"\t\tif (m == 'r' and cool) or (m ~= 'r' and others > 0) then break end\n" \
-	"\t\tif fair ~= '1' then\n" \
-	"\t\t\twake(h, 'f')\n" \
-	"\t\t\treturn true\n" \
-	"\t\tend\n" \
-	"\t\tgive(h, ttl, m, now, given)\n" \
-	"\t\tany = true\n" \
-	"\t\tif m ~= 'r' then break end\n" \
-	"\t\tn = n + 1\n" \
-	"\tend\n" \
-	"\tif any then appoint(now, given) end\n" \
-	"\treturn any\n" \
-	"end\n" \
-	/*
-	 * After records left the hand-off records: when they were kept without an
-	 * expiry (a hold without a TTL was handed over), they keep it only while
-	 * a member still has such a hold, else they live as long as the longest
-	 * hold of a member (LKC_RS_WAKE_TTL at least).
-	 */ \
-	"local function relife()\n" \
-	"\tif redis.call('PTTL', hd) ~= -1 then return end\n" \
-	"\tlocal t, now = " LKC_RS_STR(LKC_RS_WAKE_TTL) ", now_ms()\n" \
-	"\tfor _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do\n" \
-	"\t\tlocal l = 0\n" \
-	"\t\tif redis.call('GET', lock) == h then\n" \
-	"\t\t\tl = redis.call('PTTL', lock)\n" \
-	"\t\telse\n" \
-	"\t\t\tlocal e = tonumber(redis.call('ZSCORE', rd, h) or '0')\n" \
-	"\t\t\tif e >= " LKC_RS_STR(LKC_RS_FOREVER) " then l = -1 elseif e > now then l = e - now end\n" \
-	"\t\tend\n" \
-	"\t\tif l == -1 then return end\n" \
-	"\t\tif l + " LKC_RS_STR(LKC_RS_GRACE) " > t then t = l + " LKC_RS_STR(LKC_RS_GRACE) " end\n" \
-	"\tend\n" \
-	"\tredis.call('PEXPIRE', hd, t)\n" \
-	"end\n" \
-	/*
-	 * Breaks the holds handed over more than the grace ago whose "y" is still
-	 * unread: their waiter died. Returns whether it broke one.
-	 */ \
-	"local function reap(now)\n" \
-	"\tif redis.call('EXISTS', hd) == 0 then return false end\n" \
-	"\tlocal broke = false\n" \
-	"\tfor _, h in ipairs(redis.call('ZRANGEBYSCORE', hd, '-inf', string.format('%.0f', now - " LKC_RS_STR(LKC_RS_GRACE) "))) do\n" \
-	"\t\tredis.call('ZREM', hd, h)\n" \
-	"\t\tlocal w = lock .. ':w:' .. h\n" \
-	"\t\tlocal m = redis.call('LINDEX', w, -1)\n" \
-	"\t\tif m and string.sub(m, 1, 1) == 'y' then\n" \
-	"\t\t\tredis.call('DEL', w)\n" \
-	"\t\t\tif redis.call('GET', lock) == h then\n" \
-	"\t\t\t\tredis.call('DEL', lock)\n" \
-	"\t\t\t\tbroke = true\n" \
-	"\t\t\tend\n" \
-	"\t\t\tif redis.call('ZREM', rd, h) == 1 then\n" \
-	"\t\t\t\tsync(now)\n" \
-	"\t\t\t\tbroke = true\n" \
-	"\t\t\tend\n" \
-	"\t\tend\n" \
-	"\tend\n" \
-	"\trelife()\n" \
-	"\treturn broke\n" \
-	"end\n" \
-	/* How long until the oldest pending hand-off has had its grace (ms), or nil when none is pending. */ \
-	"local function pending(now)\n" \
-	"\tlocal first = redis.call('ZRANGE', hd, 0, 0, 'WITHSCORES')\n" \
-	"\tif not first[2] then return nil end\n" \
-	"\treturn math.max(tonumber(first[2]) + " LKC_RS_STR(LKC_RS_GRACE) " - now, 0)\n" \
-	"end\n"
-
-/*
- * Acquires, or takes one step of a wait. ARGV: [1] our owner token, [2] our
- * TTL in ms ("" none), [3] four letters (few arguments: Redis refuses more
- * than ten from a client that has not authenticated yet, and would then not
- * say NOAUTH): what we want, "w" the write hold or "r" a read hold; how:
- *   "t" one attempt: take it if we can, else nothing;
- *   "q" take it if we can, else join the queue (once) and renew our deadline;
- *   "l" (the wait is over) take it if we can, else leave the queue;
- *   "i" (interrupted) leave the queue, and give back what was handed to us
- *       meanwhile: a promoter returns to the read hold its caller still has;
- * "1" fair or "0"; what the caller holds: "w", "r" or "n" nothing. [4] how
- * long our liveness deadline lasts (ms).
- * What we hold already comes from the keys: the write hold (ours, or handed
- * to us) is taken again, a read hold refreshed or promoted, a write hold
- * demoted. Returns the fencing token (> 0) when it took the write hold, 0 a
- * read hold, -1 not taken (or left), -2 not taken because another reader's
- * promotion is pending, {-3, ms, now} queued: sleep ms at most (the time left of
- * what blocks us, less while we watch a hand-off; -1 no bound), now the
- * server's time in ms (the waiter maps a hand-off's time to its own clock by it). Running a
- * step twice is harmless (a write hold taken twice only burns a fencing
- * token), so an ambiguous failure is settled by sending it again.
- */
-static const char lkc_rs_acquire_lua[] = LKC_RS_LUA_RUN
-	"local lock, me, ttl = KEYS[1], ARGV[1], ARGV[2]\n"
-	"local want, how = string.sub(ARGV[3], 1, 1), string.sub(ARGV[3], 2, 2)\n"
-	/*
-	 * A writer that holds nothing joins the queue while another writer
-	 * holds the resource: the common step of a wait, first, in half the
-	 * calls. It ends as the general way below would, and only where that
-	 * would break no hold, meet no reader and appoint no watcher: no reader
-	 * (nor cooldown) exists, no hand-off on record is past its grace, and
-	 * another waiter watches (or nothing is pending and nobody watches).
-	 */
-	"if want == 'w' and how == 'q' and string.sub(ARGV[3], 4, 4) == 'n' then\n"
-	"\tlocal v = redis.call('GET', lock)\n"
-	"\tif v and v ~= me and v ~= 'shared' and redis.call('EXISTS', lock .. ':r') == 0 then\n"
-	"\t\tlocal t = redis.call('TIME')\n"
-	"\t\tlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n"
-	"\t\tlocal first = redis.call('ZRANGE', lock .. ':h', 0, 0, 'WITHSCORES')\n"
-	"\t\tlocal pend = first[2] and tonumber(first[2]) + " LKC_RS_STR(LKC_RS_GRACE) " - now\n"
-	"\t\tlocal w = (not pend or pend > 0) and redis.call('GET', lock .. ':ws')\n"
-	"\t\tif (w and w ~= me) or (w == false and not pend) then\n"
-	"\t\t\tlocal q, qd, stay = lock .. ':q', lock .. ':qd', tonumber(ARGV[4])\n"
-	"\t\t\tif redis.call('HSET', qd, me, string.format('%.0f:%s:w', now + stay, ttl)) == 1 then\n"
-	"\t\t\t\tredis.call('RPUSH', q, me)\n"
-	"\t\t\tend\n"
-	"\t\t\tif redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
-	"\t\t\tif redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
-	"\t\t\tredis.call('DEL', lock .. ':w:' .. me)\n"
-	"\t\t\treturn {-3, math.max(redis.call('PTTL', lock), -1), now}\n"
-	"\t\tend\n"
-	"\tend\n"
-	"end\n"
-	"local easy = (how == 't' or how == 'q') and redis.call('EXISTS', lock, lock .. ':q') == 0\n"
-	/*
-	 * Nobody holds it, nobody waits: take it at once, a read hold before
-	 * anything else is defined. The reader is then alone: the readers' set
-	 * (of the dead, if any) starts anew.
-	 */
-	"if easy and want == 'r' then\n"
-	"\tlocal rd, t = lock .. ':r', redis.call('TIME')\n"
-	"\tredis.call('DEL', rd)\n"
-	"\tif ttl == '' then\n"
-	"\t\tredis.call('SET', lock, 'shared')\n"
-	"\t\tredis.call('ZADD', rd, '" LKC_RS_STR(LKC_RS_FOREVER) "', me)\n"
-	"\telse\n"
-	"\t\tredis.call('SET', lock, 'shared', 'PX', ttl)\n"
-	"\t\tredis.call('ZADD', rd, string.format('%.0f', tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ttl)), me)\n"
-	"\t\tredis.call('PEXPIRE', rd, ttl)\n"
-	"\tend\n"
-	"\treturn 0\n"
-	"end\n"
-	LKC_RS_LUA_CORE
-	/* The write hold (a blocking acquire: a single attempt is a transaction, see lkc_rs_try_write). */
-	"if easy then\n"
-	"\tset_lock(me, ttl)\n"
-	"\treturn bump()\n"
-	"end\n"
-	LKC_RS_LUA_QUEUE
-	"local fair, held, stay = string.sub(ARGV[3], 3, 3), string.sub(ARGV[3], 4, 4), tonumber(ARGV[4])\n"
-	"local mywake = lock .. ':w:' .. me\n"
-	/* Leaves the queue (if in it) and the watch; returns whether the head or the watcher left. */
-	"local function leave()\n"
-	"\tlocal first = redis.call('LINDEX', q, 0) == me\n"
-	"\tredis.call('LREM', q, 0, me)\n"
-	"\tdrop(me)\n"
-	"\tredis.call('DEL', mywake)\n"
-	"\tif redis.call('ZREM', hd, me) == 1 then relife() end\n"
-	"\tif redis.call('GET', ws) == me then\n"
-	"\t\tredis.call('DEL', ws)\n"
-	"\t\tfirst = true\n"
-	"\tend\n"
-	"\treturn first\n"
-	"end\n"
-	/* After leaving: the queue may now be served; else whoever heads it looks again, to take or to watch. */
-	"local function after(first)\n"
-	"\tif not settle(fair) and first then wake_head() end\n"
-	"end\n"
-	/* Only called when no other reader lives: the readers' set goes, our own read hold with it. */
-	"local function take_write()\n"
-	"\tredis.call('DEL', rd)\n"
-	"\tset_lock(me, ttl)\n"
-	"\tlocal f = bump()\n"
-	"\tafter(leave())\n"
-	"\treturn f\n"
-	"end\n"
-	"local function take_read(now)\n"
-	"\tadd_reader(me, ttl, now)\n"
-	"\tafter(leave())\n"
-	"\treturn 0\n"
-	"end\n"
-	/* Whether a live writer or promoter waits ahead of us (anywhere in the queue when we are not in it). */
-	"local function writer_ahead(now)\n"
-	"\tfor _, h in ipairs(redis.call('LRANGE', q, 0, -1)) do\n"
-	"\t\tif h == me then return false end\n"
-	"\t\tlocal d, _, m = entry(h)\n"
-	"\t\tif d and d >= now and m ~= 'r' then return true end\n"
-	"\tend\n"
-	"\treturn false\n"
-	"end\n"
-	/* Joins the queue, a promoter at its front, or renews our entry there. */
-	"local function join(m, now)\n"
-	"\tif redis.call('HEXISTS', qd, me) == 0 then\n"
-	"\t\tif m == 'p' then redis.call('LPUSH', q, me) else redis.call('RPUSH', q, me) end\n"
-	"\tend\n"
-	"\tredis.call('HSET', qd, me, string.format('%.0f:%s:%s', now + stay, ttl, m))\n"
-	/* The queue outlives every live waiter's deadline, and vanishes when all of them died. */
-	"\tif redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end\n"
-	"\tif redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end\n"
-	"\tif m == 'p' then redis.call('SET', pk, me, 'PX', stay) end\n"
-	/* What was pushed to us before this step is settled by it. */
-	"\tredis.call('DEL', mywake)\n"
-	"end\n"
-	"local now = now_ms()\n"
-	"if reap(now) then settle(fair) end\n"
-	"local v = redis.call('GET', lock)\n"
-	"local n = live_readers(now)\n"
-	"local free = not v or v == 'shared'\n"
-	"local mine = nil\n"
-	"if v == me then\n"
-	"\tmine = 'w'\n"
-	"elseif redis.call('ZSCORE', rd, me) then\n"
-	"\tmine = 'r'\n"
-	"end\n"
-	"if how == 'i' then\n"
-	"\tlocal first = leave()\n"
-	"\tif mine == 'w' and held == 'r' then\n"
-	"\t\tadd_reader(me, ttl, now)\n"
-	"\telseif mine == 'w' and held == 'n' then\n"
-	"\t\tredis.call('DEL', lock)\n"
-	"\telseif mine == 'r' and held == 'n' then\n"
-	"\t\tredis.call('ZREM', rd, me)\n"
-	"\t\tsync(now)\n"
-	"\tend\n"
-	"\tafter(first)\n"
-	"\treturn -1\n"
-	"end\n"
-	"if want == 'w' then\n"
-	"\tif mine == 'w' then return take_write() end\n"
-	"\tif free and (n == 0 or (n == 1 and mine == 'r')) then\n"
-	/* Free for us. A promoter goes first; fair, anybody else only when no live waiter is ahead. */
-	"\t\tif mine == 'r' or fair ~= '1' then return take_write() end\n"
-	"\t\tlocal h = live_head(now)\n"
-	"\t\tif not h or h == me then return take_write() end\n"
-	"\t\tsettle(fair)\n"
-	"\tend\n"
-	"\tif mine == 'r' then\n"
-	"\t\tlocal p = redis.call('GET', pk)\n"
-	"\t\tif p and p ~= me then\n"
-	"\t\t\tif how ~= 't' then after(leave()) end\n"
-	"\t\t\treturn -2\n"
-	"\t\tend\n"
-	"\tend\n"
-	"\tif how == 't' then return -1 end\n"
-	"\tif how == 'l' then\n"
-	"\t\tafter(leave())\n"
-	"\t\treturn -1\n"
-	"\tend\n"
-	"\tif mine == 'r' then join('p', now) else join('w', now) end\n"
-	"else\n"
-	"\tif mine then return take_read(now) end\n"
-	"\tif free and cooldown(now) == 0 and not writer_ahead(now) then return take_read(now) end\n"
-	"\tif how == 't' then return -1 end\n"
-	"\tif how == 'l' then\n"
-	"\t\tafter(leave())\n"
-	"\t\treturn -1\n"
-	"\tend\n"
-	"\tjoin('r', now)\n"
-	"end\n"
-	/* Queued. Only the watcher sleeps short, to look at a pending hand-off once its grace is over. */
-	"local bound = pending(now)\n"
-	"local w = redis.call('GET', ws)\n"
-	"if bound and (not w or w == me) then\n"
-	"\tredis.call('SET', ws, me, 'PX', bound + " LKC_RS_STR(LKC_RS_GRACE) ")\n"
-	"else\n"
-	"\tif w == me then redis.call('DEL', ws) end\n"
-	"\tbound = nil\n"
-	"end\n"
-	/* What blocks us lasts as long as the lock key, or a cooldown, which ends sooner for readers. */
-	"local left = math.max(redis.call('PTTL', lock), -1)\n"
-	"local c = cooldown(now)\n"
-	"if c > 0 and (left < 0 or c - now < left) then left = c - now end\n"
-	"if bound and (left < 0 or bound < left) then left = bound end\n"
-	"return {-3, left, now}\n"
-	LKC_RS_LUA_THEN_WAKE_WATCHERS;
-
-/*
- * ARGV[1] our owner token; ARGV[2] a delay in ms, "0" to give up now;
- * ARGV[3] "1" fair. Returns 1 when we held the write hold, 2 a read hold, 0
- * when we held nothing and nobody holds the resource, -1 when somebody else
- * does. Giving up hands the resource to the waiters. A delay leaves the
- * reader "cooldown" in our place for that long (never our token, so that not
- * even we take it again meanwhile) and wakes the head, so it sleeps until the
- * new end rather than its old bound.
- */
-static const char lkc_rs_release_lua[] = LKC_RS_LUA_RUN
-	/* Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define. */
-	"local lock, me, delay = KEYS[1], ARGV[1], ARGV[2]\n"
-	"local v = redis.call('GET', lock)\n"
-	"if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', lock .. ':q') == 0 then\n"
-	"\tif v == me then\n"
-	"\t\tredis.call('DEL', lock)\n"
-	/* Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for. */
-	"\t\tif redis.call('ZREM', lock .. ':h', me) == 1 and redis.call('PTTL', lock .. ':h') == -1 then\n"
-	"\t\t\tredis.call('PEXPIRE', lock .. ':h', " LKC_RS_STR(LKC_RS_WAKE_TTL) ")\n"
-	"\t\tend\n"
-	"\t\treturn 1\n"
-	"\tend\n"
-	/* The last reader leaves: the lock key and the readers' set go together. */
-	"\tlocal rd = lock .. ':r'\n"
-	"\tlocal s = redis.call('ZSCORE', rd, me)\n"
-	"\tif s and redis.call('ZCARD', rd) == 1 then\n"
-	"\t\tlocal t = redis.call('TIME')\n"
-	"\t\tif tonumber(s) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then\n"
-	"\t\t\tredis.call('DEL', lock, rd)\n"
-	"\t\t\treturn 2\n"
-	"\t\tend\n"
-	"\tend\n"
-	"end\n"
-	LKC_RS_LUA_CORE
-	/*
-	 * Our write hold, given up now, fair, while others wait: a live writer
-	 * heads the queue, no reader or cooldown is anywhere, and another waiter
-	 * watches. The head gets the hold as settle() would give it, in half the
-	 * calls and before the queue's functions are defined; anything else
-	 * takes the general way below.
-	 */
-	"if delay == '0' and v == me and ARGV[3] == '1' then\n"
-	"\tlocal qd, hd, h = lock .. ':qd', lock .. ':h', redis.call('LINDEX', q, 0)\n"
-	"\tlocal d, ttl, m = string.match(h and redis.call('HGET', qd, h) or '', '^(%d+):(%d*):(w)$')\n"
-	"\tlocal w = m and redis.call('GET', lock .. ':ws')\n"
-	"\tif w and w ~= h and redis.call('EXISTS', rd, lock .. ':p') == 0 and tonumber(d) >= now_ms() then\n"
-	"\t\tredis.call('LPOP', q)\n"
-	"\t\tredis.call('HDEL', qd, h)\n"
-	"\t\tset_lock(h, ttl)\n"
-	"\t\tlocal wk = lock .. ':w:' .. h\n"
-	"\t\tlocal f, p = bump(), redis.call('PTTL', wk)\n"
-	"\t\tredis.call('RPUSH', wk, string.format('y%.0f@%.0f', f, now_ms()))\n"
-	"\t\toutlive(wk, p, ttl)\n"
-	"\t\tredis.call('ZREM', hd, me)\n"
-	/* As in the other short way: the records left have no live hold, so none is kept for them. */
-	"\t\tp = math.max(redis.call('PTTL', hd), 0)\n"
-	"\t\tredis.call('ZADD', hd, string.format('%.0f', now_ms()), h)\n"
-	"\t\toutlive(hd, p, ttl)\n"
-	"\t\treturn 1\n"
-	"\tend\n"
-	"end\n"
-	LKC_RS_LUA_QUEUE
-	"local fair, now = ARGV[3], now_ms()\n"
-	/* Whoever releases picked up what was handed to it: its hand-off record goes. */
-	"if redis.call('ZREM', hd, me) == 1 then relife() end\n"
-	"local function cool()\n"
-	"\tif cooldown(now) < now + tonumber(delay) then add_reader('cooldown', delay, now) end\n"
-	"\twake_head()\n"
-	"end\n"
-	"if v == me then\n"
-	"\tredis.call('DEL', lock)\n"
-	"\tif delay ~= '0' then cool() else settle(fair) end\n"
-	"\treturn 1\n"
-	"end\n"
-	"local s = tonumber(redis.call('ZSCORE', rd, me) or '-1')\n"
-	"if s > now then\n"
-	"\tredis.call('ZREM', rd, me)\n"
-	"\tif delay ~= '0' then\n"
-	"\t\tcool()\n"
-	"\telse\n"
-	"\t\tsync(now)\n"
-	"\t\tsettle(fair)\n"
-	"\tend\n"
-	"\treturn 2\n"
-	"end\n"
-	"if s >= 0 then redis.call('ZREM', rd, me) end\n"
-	"if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end\n"
-	"sync(now)\n"
-	"settle(fair)\n"
-	"return 0\n"
-	LKC_RS_LUA_THEN_WAKE_WATCHERS;
-
-/*
- * As the release script, with ARGV[2] the new TTL in ms, or "" for none.
- * Waiters sleep at most the time they last saw left, so a shorter hold wakes
- * the head.
- */
-static const char lkc_rs_refresh_lua[] = LKC_RS_LUA_CORE
-	LKC_RS_LUA_QUEUE
-	"local me, ttl = ARGV[1], ARGV[2]\n"
-	"local v = redis.call('GET', lock)\n"
-	"if v == me then\n"
-	"\tif ttl == '' then\n"
-	"\t\tredis.call('PERSIST', lock)\n"
-	"\telse\n"
-	"\t\tlocal left = redis.call('PTTL', lock)\n"
-	"\t\tredis.call('PEXPIRE', lock, ttl)\n"
-	"\t\tif left < 0 or left > tonumber(ttl) then wake_head() end\n"
-	"\tend\n"
-	"\treturn 1\n"
-	"end\n"
-	"local now = now_ms()\n"
-	"local s = tonumber(redis.call('ZSCORE', rd, me) or '-1')\n"
-	"if s > now then\n"
-	"\tadd_reader(me, ttl, now)\n"
-	"\tif ttl ~= '' and now + tonumber(ttl) < s then wake_head() end\n"
-	"\treturn 2\n"
-	"end\n"
-	"if s >= 0 then\n"
-	"\tredis.call('ZREM', rd, me)\n"
-	"\tsync(now)\n"
-	"end\n"
-	"if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end\n"
-	"return 0\n";
-
-/*
- * ARGV[1] an owner token, ARGV[2] "1" fair. Returns 1 when it holds the write
- * hold, 2 a read hold, 0 when nobody holds the resource, -1 somebody else.
- * Changes nothing but a hold handed to a waiter that died (see reap), which it
- * breaks and hands on first.
- */
-static const char lkc_rs_check_lua[] = LKC_RS_LUA_CORE
-	LKC_RS_LUA_QUEUE
-	"local me = ARGV[1]\n"
-	"local now = now_ms()\n"
-	/* A hold handed to a waiter that died is nobody's: break it (and hand on) before answering. */
-	"if reap(now) then settle(ARGV[2]) end\n"
-	"local v = redis.call('GET', lock)\n"
-	"if v == me then return 1 end\n"
-	"local s = redis.call('ZSCORE', rd, me)\n"
-	"if s and tonumber(s) > now then return 2 end\n"
-	"if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end\n"
-	"return 0\n";
-
-/*
- * ARGV[1] our owner token. Returns the fencing token of our write hold: the
- * counter's value, which no other take can have moved while we hold the lock,
- * after its jump when it is new. Else -2 when we hold a read hold, 0 nothing
- * and nobody holds the resource, -1 somebody else does.
- */
-static const char lkc_rs_fence_lua[] = LKC_RS_LUA_CORE
-	"local me = ARGV[1]\n"
-	"local v = redis.call('GET', lock)\n"
-	"if v == me then\n"
-	"\tlocal f = tonumber(redis.call('GET', fk))\n"
-	"\tif not f or f < 1e12 then f = bump() end\n"
-	"\treturn f\n"
-	"end\n"
-	"local now = now_ms()\n"
-	"local s = redis.call('ZSCORE', rd, me)\n"
-	"if s and tonumber(s) > now then return -2 end\n"
-	"if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end\n"
-	"return 0\n";
-
-/*
- * ARGV[1] "1" fair. Breaks the writer, every reader and a cooldown, withdraws
- * the hand-offs not yet picked up (their "y" would otherwise still read as a
- * hold), and hands the resource to the waiters; the fencing counter stays.
- * Returns how many holds went.
- */
-static const char lkc_rs_force_lua[] = LKC_RS_LUA_RUN LKC_RS_LUA_CORE
-	LKC_RS_LUA_QUEUE
-	"local now, n = now_ms(), 0\n"
-	"local v = redis.call('GET', lock)\n"
-	"if v and v ~= 'shared' then\n"
-	"\tredis.call('DEL', lock .. ':w:' .. v)\n"
-	"\tn = 1\n"
-	"end\n"
-	"for _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do\n"
-	"\tlocal w = lock .. ':w:' .. h\n"
-	"\tlocal m = redis.call('LINDEX', w, -1)\n"
-	"\tif m and string.sub(m, 1, 1) == 'y' then redis.call('DEL', w) end\n"
-	"end\n"
-	"n = n + live_readers(now)\n"
-	"redis.call('DEL', lock, hd, rd)\n"
-	"settle(ARGV[1])\n"
-	"return n\n"
-	LKC_RS_LUA_THEN_WAKE_WATCHERS;
-
-/*
- * The step of a waitUntilFree() caller. ARGV[1] its token, ARGV[2] how long
- * its entry lives (ms), ARGV[3] "w" to watch, "l" to leave. Returns -1 when
- * the resource is free (no lock key, nobody queued: the caller is not
- * registered then), else {the lock key's PTTL (-1 none, -2 gone), 1 when a
- * hand-off is on record} with the caller registered in P{R}:fw; 0 after "l".
- */
-static const char lkc_rs_watch_lua[] =
-	"local lock, me = KEYS[1], ARGV[1]\n"
-	"local fw, w = lock .. ':fw', lock .. ':w:' .. me\n"
-	"if ARGV[3] == 'l' or redis.call('EXISTS', lock, lock .. ':q') == 0 then\n"
-	"\tredis.call('SREM', fw, me)\n"
-	"\tredis.call('DEL', w)\n"
-	"\tif ARGV[3] == 'l' then return 0 end\n"
-	"\treturn -1\n"
-	"end\n"
-	"redis.call('SADD', fw, me)\n"
-	"if redis.call('PTTL', fw) < tonumber(ARGV[2]) then redis.call('PEXPIRE', fw, ARGV[2]) end\n"
-	"return {redis.call('PTTL', lock), redis.call('EXISTS', lock .. ':h')}\n";
+#include "lkc_redis_lua_const.h"
+#include "lkc_redis_lua.h"
 
 /* A script and the SHA-1 Redis names it by in its cache. */
 typedef struct {
@@ -931,6 +228,8 @@ typedef struct {
 	int nparked;
 	lkc_rconn *spare;        /* the idle connection of the last nested call, for the next one */
 	int spare_node;
+	uint64_t conn_gen;       /* counts the times conn was dropped or swapped */
+	uint64_t write_gen;      /* conn_gen when the last commands were sent: WAIT covers only that connection's writes */
 } lkc_rs_store;
 
 /* What lkc_rs_enter set aside for the call's end. */
@@ -1187,6 +486,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 	lkc_rconn_close(s->conn);
 	s->conn = NULL;
 	s->conn_node = -1;
+	s->conn_gen++;
 	s->busy = 0;
 }
 
@@ -1280,7 +580,21 @@ static lkc_rc lkc_rs_io_fail(lkc_rs_store *s, int waited, int errnum, const char
 /* Waits for what a step of the connection wants: as lkc_rs_wait_fd. */
 static int lkc_rs_wait_step(lkc_rs_store *s, lkc_rconn_step step, uint64_t deadline)
 {
-	return lkc_rs_wait_fd(s, lkc_rconn_fd(s->conn), step == LKC_RCONN_WANT_WRITE ? POLLOUT : POLLIN, deadline);
+	int w = lkc_rs_wait_fd(s, lkc_rconn_fd(s->conn), step == LKC_RCONN_WANT_WRITE ? POLLOUT : POLLIN, deadline);
+
+	/*
+	 * A signal handler that ran in the wait may have forked: the child must not go
+	 * on with its parent's exchange (it could read the parent's hand-off, or break
+	 * its TLS session), so it drops its copy unused.
+	 */
+	return lkc_rconn_pid(s->conn) != lkc_pid() ? -3 : w;
+}
+
+/* Ends the call of a child forked inside it (lkc_rs_wait_step's -3), without touching the parent's connection. */
+static lkc_rc lkc_rs_io_forked(lkc_rs_store *s, lkc_err *err)
+{
+	lkc_rs_discard(s);
+	return lkc_rs_fail(s, err, LKC_ERR_STATE, "the process forked inside this call; the child cannot go on with it");
 }
 
 /* Frees the first n replies. */
@@ -1327,6 +641,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 	}
 	op->sent = 1;
+	s->write_gen = s->conn_gen;
 	/*
 	 * From the first byte sent until the last reply is read the connection is
 	 * busy: a bailout in between (a fatal error in a signal handler that runs
@@ -1339,6 +654,9 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, 1, 0, "sending a command", err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -3) {
+			return lkc_rs_io_forked(s, err);
+		}
 		if (w == -2) {
 			return lkc_rs_io_interrupted(s, err);
 		}
@@ -1357,9 +675,9 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
-		if (w == -2) {
+		if (w == -2 || w == -3) {
 			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_interrupted(s, err);
+			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
 		}
 		if (w <= 0) {
 			int errnum = errno;
@@ -1474,6 +792,9 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 			return lkc_rs_connect_failed(s, 1, 0, err);
 		}
 		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -3) {
+			return lkc_rs_io_forked(s, err);
+		}
 		if (w == -2) {
 			return lkc_rs_io_interrupted(s, err);
 		}
@@ -1597,6 +918,7 @@ static void lkc_rs_shelve(lkc_rs_store *s)
 	s->idle_node[s->nidle++] = s->conn_node;
 	s->conn = NULL;
 	s->conn_node = -1;
+	s->conn_gen++;
 }
 
 /* Takes an idle connection of this process to node from the store's set, or NULL. */
@@ -2638,6 +1960,54 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	return rc;
 }
 
+static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
+
+/*
+ * With replicas > 0: waits until that many replicas have every write this
+ * connection made so far (WAIT covers the server's whole replication stream
+ * up to our last write, so a hold handed to us, which our BLPOP popped, is
+ * covered too). LKC_OK when they have, else an I/O error saying how many did.
+ */
+static lkc_rc lkc_rs_replicated(lkc_rs_store *s, const char *what, lkc_err *err)
+{
+	char n[16], ms[24];
+	const char *argv[3] = { "WAIT", n, ms };
+	size_t lens[3] = { 4, 0, 0 };
+	lkc_rs_cmd cmd = { 3, argv, lens };
+	redisReply *reply;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (s->cfg.replicas <= 0) {
+		return LKC_OK;
+	}
+	if (s->conn == NULL || s->write_gen != s->conn_gen) {
+		/* WAIT on another connection would count replicas that never saw our write. */
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "%s the connection that made it was lost before WAIT could ask %d replica%s",
+			what, s->cfg.replicas, s->cfg.replicas == 1 ? "" : "s");
+	}
+	lens[1] = (size_t) snprintf(n, sizeof(n), "%d", s->cfg.replicas);
+	lens[2] = (size_t) snprintf(ms, sizeof(ms), "%lld", (long long) s->cfg.replicas_timeout_ms);
+	/* The command's own budget is the timeout plus what WAIT may take. */
+	op.deadline = lkc_rs_deadline(s->cfg.timeout_ms + s->cfg.replicas_timeout_ms);
+	op.sent = 0;
+	op.recovered = 1;
+	/* On the connection that wrote, wherever the key's commands go now. */
+	rc = lkc_rs_exchange(s, &op, &cmd, 1, &reply, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (reply->type != REDIS_REPLY_INTEGER) {
+		rc = lkc_rs_unexpected(s, "WAIT", reply, err);
+	} else if (reply->integer < s->cfg.replicas) {
+		rc = lkc_rs_fail(s, err, LKC_ERR_IO, "%s not acknowledged by %d replica%s within %lld ms (%lld did)",
+			what, s->cfg.replicas, s->cfg.replicas == 1 ? "" : "s", (long long) s->cfg.replicas_timeout_ms,
+			reply->integer);
+	}
+	freeReplyObject(reply);
+	return rc;
+}
+
 /*
  * The lock key holds the writer's owner or "shared" for readers: an owner of
  * that name would pass for the readers (and they for it). LKC_OK when the
@@ -2656,7 +2026,7 @@ static lkc_rc lkc_rs_owner_usable(const lkc_hold *hold, lkc_err *err)
  * one step of the acquire script, then, when busy and allowed to wait, the
  * queue.
  */
-static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+static lkc_rc lkc_rs_take(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -2693,6 +2063,41 @@ static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	}
 	hold->unsure = rc != LKC_OK && rc != LKC_BUSY;
 	lkc_rs_req_free(&req);
+	return rc;
+}
+
+/*
+ * Takes the hold as lkc_rs_take does; with replicas > 0 it counts only once
+ * the replicas have it: one that is not acknowledged in time is given back.
+ */
+static lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_mode before = hold->mode;
+	lkc_rc rc = lkc_rs_take(store, hold, mode, ttl_ms, wait_ms, err);
+
+	if (rc != LKC_OK || s->cfg.replicas <= 0) {
+		return rc;
+	}
+	rc = lkc_rs_replicated(s, "the hold was taken but", err);
+	if (rc != LKC_OK && before != LKC_MODE_NONE) {
+		/* A conversion the server made stays made: the hold says so, in doubt as the message says. */
+		hold->mode = mode;
+	} else if (rc != LKC_OK) {
+		lkc_err ignored;
+
+		/* Never half-held: a hold a failover could lose is no hold. */
+		if (lkc_rs_release_io(store, hold, 0, &ignored) == LKC_OK) {
+			char said[sizeof(err->msg)];
+
+			hold->mode = LKC_MODE_NONE;
+			snprintf(said, sizeof(said), "%s", err->msg);
+			lkc_err_set(err, rc, "%s, so it was given back", said);
+		} else {
+			hold->unsure = 1;
+		}
+	}
 	return rc;
 }
 
@@ -2817,6 +2222,9 @@ static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms
 	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, lens, 2, &result, err);
 	if (rc == LKC_OK) {
 		rc = lkc_rs_hold_result(s, hold, "refresh", result, err);
+	}
+	if (rc == LKC_OK) {
+		rc = lkc_rs_replicated(s, "the refresh was made but", err);
 	}
 	free(key);
 	return rc;
@@ -3115,6 +2523,7 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 		f->parked = 1;
 		s->conn = NULL;
 		s->conn_node = -1;
+		s->conn_gen++;
 		s->busy = 0;
 		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
 		if (s->spare != NULL && lkc_rconn_pid(s->spare) == lkc_pid() && lkc_rconn_idle(s->spare)) {
@@ -3143,6 +2552,7 @@ static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
 		lkc_rs_let_go(s);
 		s->conn = s->parked[--s->nparked];
 		s->conn_node = s->parked_node[s->nparked];
+		s->conn_gen++;
 		s->busy = 1;
 	}
 	s->interrupted = f->interrupted;
@@ -3478,16 +2888,18 @@ static char *lkc_rs_seed_list(const lkc_redis_config *cfg)
  */
 lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 {
-	lkc_rs_store *s = calloc(1, sizeof(*s));
+	lkc_rs_store *s;
 	const char *problem = NULL;
 
 	*out = NULL;
+	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		lkc_redis_config_free(cfg);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}
 	s->base.ops = &lkc_rs_ops;
 	s->cfg = *cfg;
+	/* Every string, the new ones of issue 12 too, is the store's now. */
 	memset(cfg, 0, sizeof(*cfg));
 	if (s->cfg.prefix == NULL) {
 		s->cfg.prefix_len = 0;

@@ -37,7 +37,7 @@ struct lkc_rtls {
 	SSL_CTX *ctx;
 	char *server_name;         /* NULL: the host connected to */
 	int verify;
-	int refs;                  /* changed only by the thread that owns the store */
+	int refs;                  /* atomic: the pool lets another thread close a connection */
 };
 
 struct lkc_rconn {
@@ -87,7 +87,8 @@ static lkc_rconn_step lkc_rconn_fail(lkc_rconn *c, lkc_rconn_err kind, int errnu
 /* OpenSSL's latest error as text, emptying its queue. */
 static void lkc_rtls_error_text(char *out, size_t size)
 {
-	unsigned long e = ERR_peek_last_error();
+	/* The first error is the cause; the ones after it are the callers' wrappers ("PEM lib"). */
+	unsigned long e = ERR_peek_error();
 	const char *reason = e != 0 ? ERR_reason_error_string(e) : NULL;
 
 	snprintf(out, size, "%s", reason != NULL ? reason : "unknown TLS error");
@@ -152,11 +153,21 @@ static void lkc_rconn_bio_init(void)
 	}
 }
 
+/* OpenSSL's question for a key's passphrase: none is given (never a prompt on the terminal); *asked records it. */
+static int lkc_rtls_no_passphrase(char *buf, int size, int rwflag, void *asked)
+{
+	(void) buf;
+	(void) size;
+	(void) rwflag;
+	*(int *) asked = 1;
+	return 0;
+}
+
 /* Checks that an option's file can be read, so the error names it rather than OpenSSL's guess. */
 static lkc_rc lkc_rtls_readable(const char *option, const char *path, int dir, lkc_err *err)
 {
 	if (access(path, dir ? (R_OK | X_OK) : R_OK) != 0) {
-		return lkc_err_set(err, LKC_ERR_INVALID, "Redis: cannot read %s '%s': %s", option, path, strerror(errno));
+		return lkc_err_set(err, LKC_ERR_PERM, "Redis: cannot read %s '%s': %s", option, path, strerror(errno));
 	}
 	return LKC_OK;
 }
@@ -168,7 +179,7 @@ static lkc_rc lkc_rtls_refused(lkc_rtls *tls, const char *what, lkc_err *err)
 
 	lkc_rtls_error_text(text, sizeof(text));
 	lkc_rtls_unref(tls);
-	return lkc_err_set(err, LKC_ERR_INVALID, "Redis: %s: %s", what, text);
+	return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: %s: %s", what, text);
 }
 
 lkc_rc lkc_rtls_new(const lkc_redis_config *cfg, lkc_rtls **out, lkc_err *err)
@@ -222,14 +233,25 @@ lkc_rc lkc_rtls_new(const lkc_redis_config *cfg, lkc_rtls **out, lkc_err *err)
 		SSL_CTX_set_verify(tls->ctx, SSL_VERIFY_NONE, NULL);
 	}
 	if (cfg->tls_cert != NULL) {
+		int asked = 0;
+
+		SSL_CTX_set_default_passwd_cb(tls->ctx, lkc_rtls_no_passphrase);
+		SSL_CTX_set_default_passwd_cb_userdata(tls->ctx, &asked);
 		if (SSL_CTX_use_certificate_chain_file(tls->ctx, cfg->tls_cert) != 1) {
 			snprintf(what, sizeof(what), "cannot load tls_cert '%s'", cfg->tls_cert);
 			return lkc_rtls_refused(tls, what, err);
 		}
 		if (SSL_CTX_use_PrivateKey_file(tls->ctx, cfg->tls_key, SSL_FILETYPE_PEM) != 1) {
+			if (asked) {
+				ERR_clear_error();
+				lkc_rtls_unref(tls);
+				return lkc_err_set(err, LKC_ERR_SYSTEM,
+					"Redis: tls_key '%s' is encrypted: keys with a passphrase are not supported", cfg->tls_key);
+			}
 			snprintf(what, sizeof(what), "cannot load tls_key '%s'", cfg->tls_key);
 			return lkc_rtls_refused(tls, what, err);
 		}
+		SSL_CTX_set_default_passwd_cb_userdata(tls->ctx, NULL);
 		if (SSL_CTX_check_private_key(tls->ctx) != 1) {
 			snprintf(what, sizeof(what), "tls_key '%s' does not match tls_cert '%s'", cfg->tls_key, cfg->tls_cert);
 			return lkc_rtls_refused(tls, what, err);
@@ -242,14 +264,14 @@ lkc_rc lkc_rtls_new(const lkc_redis_config *cfg, lkc_rtls **out, lkc_err *err)
 lkc_rtls *lkc_rtls_ref(lkc_rtls *tls)
 {
 	if (tls != NULL) {
-		tls->refs++;
+		__atomic_add_fetch(&tls->refs, 1, __ATOMIC_RELAXED);
 	}
 	return tls;
 }
 
 void lkc_rtls_unref(lkc_rtls *tls)
 {
-	if (tls == NULL || --tls->refs > 0) {
+	if (tls == NULL || __atomic_sub_fetch(&tls->refs, 1, __ATOMIC_ACQ_REL) > 0) {
 		return;
 	}
 	SSL_CTX_free(tls->ctx);
@@ -311,6 +333,7 @@ static lkc_rconn_step lkc_rconn_tls_start(lkc_rconn *c)
 	c->ssl = SSL_new(c->tls->ctx);
 	bio = c->ssl != NULL ? BIO_new(lkc_rconn_bio_method) : NULL;
 	if (bio == NULL) {
+		ERR_clear_error();
 		return lkc_rconn_fail(c, LKC_RCONN_ERR_OOM, 0, NULL);
 	}
 	BIO_set_data(bio, (void *) (intptr_t) c->fd);
@@ -322,6 +345,7 @@ static lkc_rconn_step lkc_rconn_tls_start(lkc_rconn *c)
 		int ok = is_ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(c->ssl), name) : SSL_set1_host(c->ssl, name);
 
 		if (ok != 1) {
+			ERR_clear_error();
 			return lkc_rconn_fail(c, LKC_RCONN_ERR_TLS, 0, "cannot set the name to verify");
 		}
 	}
@@ -356,10 +380,8 @@ lkc_rconn *lkc_rconn_open(const lkc_rconn_target *t, lkc_rconn_step *step)
 			*step = lkc_rconn_fail(c, LKC_RCONN_ERR_IO, errno, NULL);
 		} else if (connect(c->fd, (struct sockaddr *) &sun, sizeof(sun)) == 0) {
 			*step = c->tls != NULL ? lkc_rconn_tls_start(c) : LKC_RCONN_DONE;
-		} else if (errno == EINPROGRESS || errno == EAGAIN) {
-			c->connecting = 1;
-			*step = LKC_RCONN_WANT_WRITE;
 		} else {
+			/* A unix socket connects at once or not at all: EAGAIN is a full listen queue. */
 			*step = lkc_rconn_fail(c, LKC_RCONN_ERR_IO, errno, NULL);
 		}
 		return c;
@@ -666,7 +688,7 @@ int lkc_rconn_idle(lkc_rconn *c)
 	struct pollfd pfd = { .fd = c->fd, .events = POLLIN | POLLRDHUP, .revents = 0 };
 
 	if (c->err != LKC_RCONN_OK || c->olen > 0 || c->connecting || c->handshaking
-		|| c->reader->pos < c->reader->len || (c->ssl != NULL && SSL_pending(c->ssl) > 0)) {
+		|| c->reader->pos < c->reader->len || (c->ssl != NULL && SSL_has_pending(c->ssl))) {
 		return 0;
 	}
 	return poll(&pfd, 1, 0) == 0;

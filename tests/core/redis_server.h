@@ -23,6 +23,9 @@
 
 #include <hiredis/hiredis.h>
 
+/* Each test program uses the helpers it needs of these. */
+#pragma GCC diagnostic ignored "-Wunused-function"
+
 typedef struct {
 	pid_t pid;
 	int port;
@@ -30,6 +33,7 @@ typedef struct {
 	char sock[128];          /* the unix socket, "" when not asked for */
 	char password[64];       /* --requirepass, "" for none */
 	redisContext *admin;     /* a plain hiredis connection for set-up and inspection */
+	const char *const *extra; /* more arguments for redis-server (NULL-terminated), or NULL */
 } t_redis;
 
 /* A loopback port nobody listens on right now: the kernel picks one for a socket bound to port 0. */
@@ -109,7 +113,10 @@ static int t_redis_start_opts(t_redis *r, int port, int want_sock, const char *p
 	int argc = 0;
 
 	if (r->dir[0] == '\0') {
+		const char *const *extra = r->extra;
+
 		memset(r, 0, sizeof(*r));
+		r->extra = extra;
 		snprintf(r->dir, sizeof(r->dir), "/tmp/lkc-redis-XXXXXX");
 		if (mkdtemp(r->dir) == NULL) {
 			return -1;
@@ -148,6 +155,9 @@ static int t_redis_start_opts(t_redis *r, int port, int want_sock, const char *p
 	if (r->password[0] != '\0') {
 		argv[argc++] = "--requirepass";
 		argv[argc++] = r->password;
+	}
+	for (int i = 0; r->extra != NULL && r->extra[i] != NULL && argc < 31; i++) {
+		argv[argc++] = r->extra[i];
 	}
 	argv[argc] = NULL;
 
@@ -189,6 +199,7 @@ static int t_redis_start_opts(t_redis *r, int port, int want_sock, const char *p
 static int t_redis_start(t_redis *r)
 {
 	r->dir[0] = '\0';
+	r->extra = NULL;
 	return t_redis_start_opts(r, 0, 0, NULL);
 }
 

@@ -362,11 +362,232 @@ static void survives_random_input(void)
 	CHECK(bad > 100);
 }
 
+typedef struct {
+	const char *list;
+	int default_port;
+	size_t n;
+	/* Up to four expected host, port pairs. */
+	const char *hosts[4];
+	int ports[4];
+} hosts_case;
+
+static const hosts_case hosts_valid[] = {
+	{ "h1", 26379, 1, { "h1" }, { 26379 } },
+	{ "h1:7000,h2:7001", 6379, 2, { "h1", "h2" }, { 7000, 7001 } },
+	{ "h1:1,h2,h3:65535", 26379, 3, { "h1", "h2", "h3" }, { 1, 26379, 65535 } },
+	{ "[::1]:7000,[fe80::1],10.0.0.1", 6379, 3, { "::1", "fe80::1", "10.0.0.1" }, { 7000, 6379, 6379 } },
+	/* Same name on another port, or another name on the same port: two servers. */
+	{ "h:7000,h:7001,H2:7000", 6379, 3, { "h", "h", "H2" }, { 7000, 7001, 7000 } },
+	{ "h,h:6380", 6379, 2, { "h", "h" }, { 6379, 6380 } },
+};
+
+static void splits_host_lists(void)
+{
+	for (size_t i = 0; i < sizeof(hosts_valid) / sizeof(hosts_valid[0]); i++) {
+		const hosts_case *c = &hosts_valid[i];
+		lkc_redis_addr *addrs = NULL;
+		size_t n = 0;
+		lkc_err err;
+
+		lkc_err_clear(&err);
+		CHECK_RC(lkc_dsn_hosts(c->list, c->default_port, "redis+cluster DSN", &addrs, &n, &err), LKC_OK, &err);
+		CHECK(n == c->n);
+		for (size_t k = 0; k < n && k < c->n; k++) {
+			CHECK(same(addrs[k].host, c->hosts[k]));
+			CHECK(addrs[k].port == c->ports[k]);
+		}
+		if (n != c->n) {
+			fprintf(stderr, "  list: %s -> %zu hosts\n", c->list, n);
+		}
+		lkc_dsn_hosts_free(addrs, n);
+	}
+	lkc_dsn_hosts_free(NULL, 0);
+}
+
+typedef struct {
+	const char *list;
+	const char *says;
+} hosts_invalid_case;
+
+static const hosts_invalid_case hosts_invalid[] = {
+	{ NULL, "redis+cluster DSN names no host" },
+	{ "", "redis+cluster DSN names no host" },
+	{ ",", "redis+cluster DSN's host 1 is empty" },
+	{ "h1,", "redis+cluster DSN's host 2 is empty" },
+	{ "h1,,h2", "redis+cluster DSN's host 2 is empty" },
+	{ ",h1", "redis+cluster DSN's host 1 is empty" },
+	{ "h1,:7000", "redis+cluster DSN's host 2 has a port but no host" },
+	{ "h1,h2:0", "redis+cluster DSN's host 2 has an invalid port at offset 3" },
+	{ "h1:65536,h2", "redis+cluster DSN's host 1 has an invalid port" },
+	{ "h1:x,h2", "redis+cluster DSN's host 1 has an invalid port" },
+	{ "h1,h2:", "redis+cluster DSN's host 2 has an empty port" },
+	{ "h1,::1", "redis+cluster DSN's host 2 has more than one ':'" },
+	{ "h1,[::1", "redis+cluster DSN's host 2 has an IPv6 address without its closing ']'" },
+	{ "h1,[::1]x", "redis+cluster DSN's host 2 has an unexpected character after the IPv6 address" },
+	{ "h1,h]2", "redis+cluster DSN's host 2 has a ']' in the host" },
+	{ "h1:7000,h2,h1:7000", "redis+cluster DSN's host 3 repeats host 1" },
+	{ "h1,H1:6379", "redis+cluster DSN's host 2 repeats host 1" },
+	{ "[::1]:7000,[::1]:7000", "redis+cluster DSN's host 2 repeats host 1" },
+};
+
+static void rejects_bad_host_lists(void)
+{
+	for (size_t i = 0; i < sizeof(hosts_invalid) / sizeof(hosts_invalid[0]); i++) {
+		const hosts_invalid_case *c = &hosts_invalid[i];
+		lkc_redis_addr *addrs = (lkc_redis_addr *) &addrs;
+		size_t n = 99;
+		lkc_err err;
+
+		lkc_err_clear(&err);
+		CHECK_RC(lkc_dsn_hosts(c->list, 6379, "redis+cluster DSN", &addrs, &n, &err), LKC_ERR_INVALID, &err);
+		CHECK(addrs == NULL && n == 0);
+		CHECK(strstr(err.msg, c->says) != NULL);
+		if (strstr(err.msg, c->says) == NULL) {
+			fprintf(stderr, "  list #%zu: message \"%s\" lacks \"%s\"\n", i, err.msg, c->says);
+		}
+	}
+}
+
+/* Parses text and reads it into a fresh config; returns the result code, the config to free. */
+static lkc_rc config_from(const char *text, lkc_redis_config *cfg, lkc_err *err)
+{
+	lkc_dsn dsn;
+	lkc_rc rc;
+
+	lkc_redis_config_init(cfg);
+	lkc_err_clear(err);
+	rc = lkc_dsn_parse(text, strlen(text), &dsn, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_redis_config_dsn(cfg, &dsn, err);
+	lkc_dsn_free(&dsn);
+	return rc;
+}
+
+static void reads_redis_dsns_into_config(void)
+{
+	lkc_redis_config cfg;
+	lkc_err err;
+
+	/* One server: the fields the plain redis: DSN always filled, and no topology. */
+	CHECK_RC(config_from("redis://u:p@h:6380/2", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_SINGLE && !cfg.tls && cfg.nseeds == 0 && cfg.seeds == NULL);
+	CHECK(same(cfg.host, "h") && cfg.port == 6380 && cfg.database == 2 && cfg.socket_path == NULL);
+	CHECK(same(cfg.username, "u") && same(cfg.password, "p") && cfg.master_name == NULL);
+	CHECK(cfg.tls_verify == 1 && cfg.replicas == 0 && cfg.replicas_timeout_ms == 1000);
+	lkc_redis_config_free(&cfg);
+
+	CHECK_RC(config_from("redis:///run/redis.sock", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.host == NULL && same(cfg.socket_path, "/run/redis.sock") && !cfg.tls);
+	lkc_redis_config_free(&cfg);
+
+	CHECK_RC(config_from("rediss://[::1]", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_SINGLE && cfg.tls && same(cfg.host, "::1") && cfg.port == 6379);
+	lkc_redis_config_free(&cfg);
+
+	CHECK_RC(config_from("REDISS://h:1/0", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.tls && cfg.port == 1 && cfg.database == 0);
+	lkc_redis_config_free(&cfg);
+
+	/* Sentinel: the sentinels are seeds on 26379 by default, the credentials the master's. */
+	CHECK_RC(config_from("redis+sentinel://u:p%40ss@h1:26380,h2,[::1]/mymaster/3", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_SENTINEL && !cfg.tls && cfg.host == NULL && cfg.socket_path == NULL);
+	CHECK(cfg.nseeds == 3);
+	if (cfg.nseeds == 3) {
+		CHECK(same(cfg.seeds[0].host, "h1") && cfg.seeds[0].port == 26380);
+		CHECK(same(cfg.seeds[1].host, "h2") && cfg.seeds[1].port == 26379);
+		CHECK(same(cfg.seeds[2].host, "::1") && cfg.seeds[2].port == 26379);
+	}
+	CHECK(same(cfg.master_name, "mymaster") && cfg.database == 3);
+	CHECK(same(cfg.username, "u") && same(cfg.password, "p@ss"));
+	CHECK(cfg.sentinel_username == NULL && cfg.sentinel_password == NULL);
+	lkc_redis_config_free(&cfg);
+
+	CHECK_RC(config_from("rediss+sentinel://[fe80::2]:5000/m-1.a_b/", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_SENTINEL && cfg.tls && cfg.nseeds == 1 && cfg.database == 0);
+	CHECK(cfg.nseeds == 1 && same(cfg.seeds[0].host, "fe80::2") && cfg.seeds[0].port == 5000);
+	CHECK(same(cfg.master_name, "m-1.a_b"));
+	lkc_redis_config_free(&cfg);
+
+	/* Cluster: the nodes are seeds on 6379 by default; database 0 only. */
+	CHECK_RC(config_from("redis+cluster://h1:7000,h2:7001,h3", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_CLUSTER && !cfg.tls && cfg.host == NULL && cfg.nseeds == 3);
+	if (cfg.nseeds == 3) {
+		CHECK(cfg.seeds[0].port == 7000 && cfg.seeds[1].port == 7001 && cfg.seeds[2].port == 6379);
+		CHECK(same(cfg.seeds[2].host, "h3"));
+	}
+	CHECK(cfg.master_name == NULL && cfg.database == 0);
+	lkc_redis_config_free(&cfg);
+
+	CHECK_RC(config_from("rediss+cluster://:pw@node/0", &cfg, &err), LKC_OK, &err);
+	CHECK(cfg.topology == LKC_REDIS_CLUSTER && cfg.tls && cfg.nseeds == 1 && cfg.seeds[0].port == 6379);
+	CHECK(cfg.username == NULL && same(cfg.password, "pw"));
+	lkc_redis_config_free(&cfg);
+}
+
+/* The passwords below are all "hunter2"; no message may contain it. */
+static const invalid_case config_invalid[] = {
+	{ "flock:///tmp", 0, "flock DSN is not a Redis DSN" },
+	{ "redis+sentinel+cluster://u:hunter2@h", 0, "redis+sentinel+cluster DSN mixes topologies" },
+	{ "rediss+cluster+sentinel://h", 0, "rediss+cluster+sentinel DSN mixes topologies" },
+	{ "redis+redlock://h", 0, "redis+redlock DSN mixes topologies or names an unknown one" },
+	{ "redisss://h", 0, "redisss DSN mixes topologies or names an unknown one" },
+	{ "redis://u:hunter2@h1,h2", 0, "redis DSN names several hosts: a list of hosts needs redis+sentinel: or redis+cluster:" },
+	{ "rediss://h1,h2", 0, "rediss DSN names several hosts: a list of hosts needs rediss+sentinel: or rediss+cluster:" },
+	{ "redis://", 0, "redis DSN names no host and no unix socket path" },
+	{ "redis://:hunter2@", 0, "redis DSN names no host and no unix socket path" },
+	{ "rediss:///run/redis.sock", 0, "rediss DSN names a unix socket, which Redis does not serve over TLS" },
+	{ "redis://h/x", 0, "redis DSN has a path that is not a database number" },
+	{ "redis://h/1234567890", 0, "redis DSN has a path that is not a database number" },
+	{ "redis+sentinel:///mymaster", 0, "redis+sentinel DSN names no host: write redis+sentinel://h1:26379,h2,h3/mymaster" },
+	{ "redis+sentinel://:hunter2@:26379/mymaster", 0, "redis+sentinel DSN names no host" },
+	{ "redis+sentinel://h1,h2", 0, "redis+sentinel DSN names no master: write redis+sentinel://h1:26379,h2,h3/mymaster" },
+	{ "redis+sentinel://h1,h2/", 0, "redis+sentinel DSN names no master" },
+	{ "rediss+sentinel://h1//0", 0, "rediss+sentinel DSN names no master: write rediss+sentinel://" },
+	{ "redis+sentinel://h1/my%20master", 0, "redis+sentinel DSN has a master name with a space, a control byte or a non-ASCII byte at offset 2" },
+	{ "redis+sentinel://h1/m%C3%A9", 0, "non-ASCII byte at offset 1" },
+	{ "redis+sentinel://h1/m/x", 0, "redis+sentinel DSN has a path after the master name that is not a database number" },
+	{ "redis+sentinel://h1/m/1/2", 0, "a path after the master name that is not a database number" },
+	{ "redis+sentinel://h1,,h2/m", 0, "redis+sentinel DSN's host 2 is empty" },
+	{ "redis+sentinel://u:hunter2@h1,h1:26379/m", 0, "redis+sentinel DSN's host 2 repeats host 1" },
+	{ "redis+cluster://", 0, "redis+cluster DSN names no host: write redis+cluster://h1:7000,h2:7001" },
+	{ "rediss+cluster:///run/redis.sock", 0, "rediss+cluster DSN names no host: write rediss+cluster://h1:7000,h2:7001" },
+	{ "redis+cluster://h1,h2/3", 0, "redis+cluster DSN selects a database other than 0, and Redis Cluster has database 0 only" },
+	{ "redis+cluster://h1/x", 0, "redis+cluster DSN has a path that is not a database number" },
+	{ "redis+cluster://h1,h2:0", 0, "redis+cluster DSN's host 2 has an invalid port" },
+	{ "redis+cluster://h1,:7000", 0, "redis+cluster DSN's host 2 has a port but no host" },
+	{ "redis+cluster://h1,", 0, "redis+cluster DSN's host 2 is empty" },
+	{ "redis+cluster://u:hunter2@,h1", 0, "redis+cluster DSN's host 1 is empty" },
+};
+
+static void rejects_bad_redis_dsns(void)
+{
+	for (size_t i = 0; i < sizeof(config_invalid) / sizeof(config_invalid[0]); i++) {
+		const invalid_case *c = &config_invalid[i];
+		lkc_redis_config cfg;
+		lkc_err err;
+
+		CHECK_RC(config_from(c->dsn, &cfg, &err), LKC_ERR_INVALID, &err);
+		CHECK(strstr(err.msg, "hunter2") == NULL);
+		CHECK(strstr(err.msg, c->says) != NULL);
+		if (strstr(err.msg, c->says) == NULL) {
+			fprintf(stderr, "  dsn #%zu (%s): message \"%s\" lacks \"%s\"\n", i, c->dsn, err.msg, c->says);
+		}
+		/* Whatever a failure left in the config is freed as usual. */
+		lkc_redis_config_free(&cfg);
+	}
+}
+
 TEST_MAIN(
 	T(parses_valid_dsns),
 	T(rejects_invalid_dsns),
 	T(enforces_length_limit),
 	T(reads_only_len_bytes),
 	T(free_is_safe_on_empty_structs),
-	T(survives_random_input)
+	T(survives_random_input),
+	T(splits_host_lists),
+	T(rejects_bad_host_lists),
+	T(reads_redis_dsns_into_config),
+	T(rejects_bad_redis_dsns)
 )

@@ -889,6 +889,7 @@ static void password_is_checked_and_never_shown(void)
 
 	lkc_err_clear(&err);
 	r.dir[0] = '\0';
+	r.extra = NULL;
 	CHECK(t_redis_start_opts(&r, 0, 0, good) == 0);
 	t_hold(&a, "res");
 
@@ -946,6 +947,7 @@ static void unix_socket_connects(void)
 
 	lkc_err_clear(&err);
 	r.dir[0] = '\0';
+	r.extra = NULL;
 	CHECK(t_redis_start_opts(&r, 0, 1, NULL) == 0);
 	t_hold(&a, "res");
 	t_hold(&b, "res");
@@ -2760,6 +2762,74 @@ static void every_key_of_a_resource_shares_one_slot(void)
 	bad->ops->destroy(bad);
 }
 
+/* Opens a store on r that asks replicas acknowledgements within wait_ms. */
+static lkc_store *t_open_replicas(const t_redis *r, const char *prefix, int replicas, int64_t wait_ms)
+{
+	lkc_redis_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	t_config(&cfg, r, prefix, strlen(prefix));
+	cfg.replicas = replicas;
+	cfg.replicas_timeout_ms = wait_ms;
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_OK, &err);
+	lkc_redis_config_free(&cfg);
+	return store;
+}
+
+/* With replicas set, a hold counts once the replicas have it; one they do not acknowledge is given back. */
+static void replicas_acknowledge_or_give_back(void)
+{
+	t_redis master, replica;
+	lkc_store *one, *two;
+	lkc_hold a, b;
+	lkc_err err;
+	uint64_t start;
+
+	master.dir[0] = replica.dir[0] = '\0';
+	CHECK(t_redis_start(&master) == 0 && t_redis_start(&replica) == 0);
+	freeReplyObject(t_redis_cmd(&replica, "REPLICAOF 127.0.0.1 %d", master.port));
+	start = lkc_now_ns();
+	while (t_redis_int(&master, "WAIT 1 100") < 1 && t_elapsed(start) < 10) {
+		t_sleep_ms(20);
+	}
+	one = t_open_replicas(&master, "rep:", 1, 500);
+	two = t_open_replicas(&master, "rep:", 2, 200);
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_hold_init(&a, "res", 3, &err), LKC_OK, &err);
+	CHECK_RC(lkc_hold_init(&b, "res", 3, &err), LKC_OK, &err);
+
+	/* One replica acknowledges: the hold is taken, and the replica has the key. */
+	CHECK_RC(lkc_acquire(one, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
+	CHECK(t_redis_int(&replica, "EXISTS rep:{res}") == 1);
+	CHECK_RC(lkc_refresh(one, &a, 10000, &err), LKC_OK, &err);
+	/* Two are asked for and one exists: the refresh is reported, the hold stays. */
+	CHECK_RC(lkc_refresh(two, &a, 10000, &err), LKC_ERR_IO, &err);
+	CHECK(strstr(err.msg, "not acknowledged by 2 replicas") != NULL && strstr(err.msg, "(1 did)") != NULL);
+	CHECK(t_locked(one, "res", 3) == 1);
+	CHECK_RC(lkc_release(one, &a, 0, &err), LKC_OK, &err);
+
+	/* An acquire that is not acknowledged is given back: never half-held. */
+	CHECK_RC(lkc_acquire(two, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_ERR_IO, &err);
+	CHECK(strstr(err.msg, "given back") != NULL);
+	CHECK(t_locked(one, "res", 3) == 0);
+	/* A replica that stopped answering: the same, within the timeout. */
+	kill(replica.pid, SIGSTOP);
+	start = lkc_now_ns();
+	CHECK_RC(lkc_acquire(one, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_ERR_IO, &err);
+	CHECK(t_elapsed(start) < 2.5);
+	CHECK(strstr(err.msg, "(0 did)") != NULL && strstr(err.msg, "given back") != NULL);
+	CHECK(t_locked(one, "res", 3) == 0);
+
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	one->ops->destroy(one);
+	two->ops->destroy(two);
+	t_redis_stop(&replica);
+	t_redis_stop(&master);
+}
+
 TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(release_after_ttl_is_expired), T(taken_after_expiry_is_lost), T(refresh_extends_the_hold),
 	T(delayed_release_keeps_it_blocked), T(wait_acquires_after_release), T(wait_acquires_after_ttl),
@@ -2778,4 +2848,5 @@ TEST_MAIN(T(config_defaults_and_validation), T(acquire_conflict_and_release),
 	T(a_second_promotion_is_refused_at_once), T(demotion_lets_the_queued_readers_in),
 	T(a_writer_is_not_starved_by_readers), T(fencing_tokens_grow_with_every_exclusive_hold),
 	T(another_process_restores_a_hold_by_its_token), T(force_release_breaks_readers_and_wakes_the_waiters),
-	T(read_holds_refresh_expire_and_cool_down), T(every_key_of_a_resource_shares_one_slot))
+	T(read_holds_refresh_expire_and_cool_down), T(every_key_of_a_resource_shares_one_slot),
+	T(replicas_acknowledge_or_give_back))

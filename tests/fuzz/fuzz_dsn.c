@@ -244,6 +244,61 @@ static void check_password_hidden(const char *dsn, size_t len, const lkc_err *er
 	free(masked);
 }
 
+/*
+ * Reads a parsed DSN into a Redis config (and its host list on its own) and
+ * checks what lkc.h promises: a failure is LKC_ERR_INVALID with a clean
+ * message; a success names a topology whose fields are filled, every seed a
+ * host and a port from 1 to 65535.
+ */
+static void check_redis_config(const lkc_dsn *d)
+{
+	lkc_redis_config cfg;
+	lkc_redis_addr *addrs;
+	size_t n;
+	lkc_err err;
+	lkc_rc rc;
+
+	if (d->host != NULL) {
+		lkc_err_clear(&err);
+		rc = lkc_dsn_hosts(d->host, 6379, "fuzz DSN", &addrs, &n, &err);
+		if (rc == LKC_OK) {
+			FUZZ_CHECK(n >= 1 && addrs != NULL);
+			for (size_t i = 0; i < n; i++) {
+				FUZZ_CHECK(addrs[i].host != NULL && addrs[i].host[0] != '\0');
+				FUZZ_CHECK(addrs[i].port >= 1 && addrs[i].port <= 65535);
+			}
+			lkc_dsn_hosts_free(addrs, n);
+		} else {
+			FUZZ_CHECK(rc == LKC_ERR_INVALID && addrs == NULL && n == 0);
+			FUZZ_CHECK(fuzz_msg_terminated(&err) && fuzz_no_control(err.msg));
+		}
+	}
+	if (strncmp(d->scheme, "redis", 5) != 0) {
+		return;
+	}
+	lkc_redis_config_init(&cfg);
+	lkc_err_clear(&err);
+	rc = lkc_redis_config_dsn(&cfg, d, &err);
+	if (rc != LKC_OK) {
+		FUZZ_CHECK(rc == LKC_ERR_INVALID);
+		FUZZ_CHECK(fuzz_msg_terminated(&err) && err.msg[0] != '\0' && fuzz_no_control(err.msg));
+	} else if (cfg.topology == LKC_REDIS_SINGLE) {
+		FUZZ_CHECK((cfg.host != NULL) != (cfg.socket_path != NULL) && cfg.nseeds == 0);
+		FUZZ_CHECK(cfg.socket_path == NULL || !cfg.tls);
+		FUZZ_CHECK(cfg.port >= 1 && cfg.port <= 65535 && cfg.database >= 0);
+	} else {
+		FUZZ_CHECK(cfg.host == NULL && cfg.socket_path == NULL && cfg.nseeds >= 1);
+		for (size_t i = 0; i < cfg.nseeds; i++) {
+			FUZZ_CHECK(cfg.seeds[i].host != NULL && cfg.seeds[i].host[0] != '\0');
+			FUZZ_CHECK(cfg.seeds[i].port >= 1 && cfg.seeds[i].port <= 65535);
+		}
+		FUZZ_CHECK(cfg.topology == LKC_REDIS_CLUSTER
+			? cfg.master_name == NULL && cfg.database == 0
+			: cfg.master_name != NULL && cfg.master_name[0] != '\0' && cfg.database >= 0);
+	}
+	lkc_redis_config_free(&cfg);
+}
+
 /* libFuzzer's entry point: checks one input against every property above. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -267,6 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		outbuf o = { NULL, 0, 0 };
 
 		check_fields(&parsed);
+		check_redis_config(&parsed);
 		dsn_write(&parsed, &o);
 		if (o.len <= FUZZ_DSN_MAX) {
 			lkc_err_clear(&err);

@@ -1,0 +1,1138 @@
+/*
+ * The PostgreSQL store: session advisory locks through libpq.
+ *
+ * A resource maps to one 64-bit advisory key (lkc_pg_key). Every hold has a
+ * connection (a server session) of its own, taken from the store's idle
+ * connections or opened, and kept while the hold lives; the session holds the
+ * key exclusively (pg_advisory_lock) or shared (pg_advisory_lock_shared) and
+ * gives the connection back idle, holding nothing, when released. Advisory
+ * locks are re-entrant within a session, so two holds never share one: two
+ * lock objects of one process then conflict on the server as two processes do.
+ * The server frees a hold when its session ends: the process died, the
+ * connection dropped, or forceRelease() ended the session.
+ *
+ * Blocking waits are the server's own lock queue: the statement waits, bounded
+ * by lock_timeout set for its implicit transaction, and a signal that the host
+ * wants handled cancels it (PQcancel). Every other statement is bounded by the
+ * store's timeout on the client; a connection that misses it is closed.
+ *
+ * Fencing tokens come from a table, lock_fencing (key bigint primary key,
+ * token bigint), created when missing: the holder's session increments the
+ * key's row while it holds the key exclusively, so tokens strictly increase.
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "lkc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libpq-fe.h>
+
+/* Idle connections a store keeps for its next holds; more are closed. */
+#define LKC_PG_IDLE_MAX 8
+/* Idle connections the process keeps for persistent stores, across requests. */
+#define LKC_PG_POOL_MAX 16
+
+/* One server session. */
+typedef struct lkc_pg_conn {
+	PGconn *pg;
+	pid_t pid;                   /* the process that opened it: a forked child never uses it */
+	struct lkc_pg_conn *next;    /* in an idle list */
+} lkc_pg_conn;
+
+typedef struct {
+	lkc_store base;
+	const char *keys[8];         /* libpq connection keywords, NULL-terminated */
+	const char *values[8];
+	char *host;                  /* owned strings the keywords point to */
+	char *port;
+	char *user;
+	char *password;
+	char *dbname;
+	char *endpoint;              /* "host:port" or the socket directory, for messages */
+	char *pool_key;              /* what a persistent connection must match to be reused */
+	unsigned char *prefix;
+	size_t prefix_len;
+	int64_t timeout_ms;
+	int persistent;
+	lkc_pg_conn *idle;
+	unsigned nidle;
+	int fencing_table;           /* the fencing table is known to exist */
+} lkc_pg_store;
+
+/* The process's idle connections of persistent stores, each under its store's pool_key. */
+typedef struct lkc_pg_pooled {
+	char *key;
+	lkc_pg_conn *conn;
+	struct lkc_pg_pooled *next;
+} lkc_pg_pooled;
+
+static lkc_pg_pooled *lkc_pg_pool;
+static unsigned lkc_pg_pool_count;
+
+static const lkc_store_ops lkc_pg_ops;
+
+/* Hash input of a key: the prefix's length (4 bytes, big-endian), the prefix, the resource. */
+int lkc_pg_key(const char *prefix, size_t prefix_len, const char *resource, size_t len, int64_t *key)
+{
+	unsigned char d[32];
+	unsigned char small[512];
+	unsigned char *buf = small;
+	size_t total = 4 + prefix_len + len;
+	uint64_t k = 0;
+
+	if (total > sizeof(small)) {
+		buf = malloc(total);
+	}
+	if (buf == NULL) {
+		return -1;
+	}
+	buf[0] = (unsigned char) (prefix_len >> 24);
+	buf[1] = (unsigned char) (prefix_len >> 16);
+	buf[2] = (unsigned char) (prefix_len >> 8);
+	buf[3] = (unsigned char) prefix_len;
+	if (prefix_len > 0) {
+		memcpy(buf + 4, prefix, prefix_len);
+	}
+	memcpy(buf + 4 + prefix_len, resource, len);
+	lkc_sha256(buf, total, d);
+	if (buf != small) {
+		free(buf);
+	}
+	for (int i = 0; i < 8; i++) {
+		k = (k << 8) | d[i];
+	}
+	*key = (int64_t) k;
+	return 0;
+}
+
+const char *lkc_pg_libpq_version(void)
+{
+	static char version[32];
+	int v = PQlibVersion();
+
+	snprintf(version, sizeof(version), "%d.%d", v / 10000, v % 10000);
+	return version;
+}
+
+static void lkc_pg_quiet(void *arg, const char *message)
+{
+	/* Notices (such as "you don't own a lock") are the server talking to a console, not to us. */
+	(void) arg;
+	(void) message;
+}
+
+/*
+ * Closes a connection. One a parent process opened is closed on our side only:
+ * its socket is pointed at /dev/null first, so that libpq's goodbye never reaches
+ * the parent's session.
+ */
+static void lkc_pg_conn_close(lkc_pg_conn *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	if (c->pid != lkc_pid()) {
+		int fd = PQsocket(c->pg);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0 && null >= 0) {
+			dup2(null, fd);
+		}
+		if (null >= 0) {
+			close(null);
+		}
+	}
+	PQfinish(c->pg);
+	free(c);
+}
+
+/* The first line of libpq's error message, for ours. */
+static void lkc_pg_first_line(char *out, size_t size, const char *msg)
+{
+	size_t n;
+
+	if (msg == NULL || msg[0] == '\0') {
+		msg = "unknown error";
+	}
+	n = strcspn(msg, "\n");
+	if (n >= size) {
+		n = size - 1;
+	}
+	memcpy(out, msg, n);
+	out[n] = '\0';
+}
+
+/*
+ * Waits until fd is ready for events or deadline passes: 1 ready, 0 timed out,
+ * -1 failed, -2 interrupted (only when abortable; the host's verdict is asked
+ * when a signal ends the poll).
+ */
+static int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
+		int64_t ms = lkc_ms_left(deadline);
+		int n;
+
+		if (ms == 0) {
+			return poll(&pfd, 1, 0) > 0 ? 1 : 0;
+		}
+		n = poll(&pfd, 1, ms > 60000 ? 60000 : (int) ms);
+		if (n > 0) {
+			return 1;
+		}
+		if (n < 0) {
+			if (errno != EINTR) {
+				return -1;
+			}
+			if (abortable && lkc_interrupted()) {
+				return -2;
+			}
+		}
+	}
+}
+
+/* Opens a new session within the store's timeout. */
+static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
+{
+	uint64_t deadline = lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+	PGconn *pg = PQconnectStartParams(s->keys, s->values, 0);
+	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+	char line[256];
+	lkc_pg_conn *c;
+
+	if (pg == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "PostgreSQL at %s: out of memory", s->endpoint);
+	}
+	if (PQstatus(pg) == CONNECTION_BAD) {
+		lkc_pg_first_line(line, sizeof(line), PQerrorMessage(pg));
+		PQfinish(pg);
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: %s", s->endpoint, line);
+	}
+	while (st != PGRES_POLLING_OK) {
+		int ready;
+
+		if (st == PGRES_POLLING_FAILED) {
+			lkc_rc rc = LKC_ERR_IO;
+			const char *msg = PQerrorMessage(pg);
+
+			/* A server that answered and said no (password, database, role) refused; anything else is unreachable. */
+			if (strstr(msg, "authentication failed") != NULL || strstr(msg, "does not exist") != NULL
+				|| strstr(msg, "no pg_hba.conf entry") != NULL || strstr(msg, "permission denied") != NULL
+				|| strstr(msg, "password") != NULL) {
+				rc = LKC_ERR_REFUSED;
+			}
+			lkc_pg_first_line(line, sizeof(line), msg);
+			PQfinish(pg);
+			return lkc_err_set(err, rc, "PostgreSQL at %s: cannot connect: %s", s->endpoint, line);
+		}
+		ready = lkc_pg_wait_fd(PQsocket(pg), st == PGRES_POLLING_READING ? POLLIN : POLLOUT, deadline, 0);
+		if (ready <= 0) {
+			PQfinish(pg);
+			if (ready == 0) {
+				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: timed out after %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+			}
+			return lkc_err_errno(err, LKC_ERR_IO, errno, "PostgreSQL at %s: cannot connect", s->endpoint);
+		}
+		st = PQconnectPoll(pg);
+	}
+	PQsetNoticeProcessor(pg, lkc_pg_quiet, NULL);
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		PQfinish(pg);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "PostgreSQL at %s: out of memory", s->endpoint);
+	}
+	c->pg = pg;
+	c->pid = lkc_pid();
+	*out = c;
+	return LKC_OK;
+}
+
+/*
+ * Whether an idle connection can serve again: ours, open, outside any transaction,
+ * and silent. An idle session has nothing to say: anything to read is the server's
+ * goodbye (a restart, pg_terminate_backend()) or the end of the stream.
+ */
+static int lkc_pg_reusable(const lkc_pg_conn *c)
+{
+	struct pollfd pfd;
+
+	if (c->pid != lkc_pid() || PQstatus(c->pg) != CONNECTION_OK || PQtransactionStatus(c->pg) != PQTRANS_IDLE) {
+		return 0;
+	}
+	pfd.fd = PQsocket(c->pg);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/* A session for one hold or one request: an idle one of the store or the process, or a new one. */
+static lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
+{
+	while (s->idle != NULL) {
+		lkc_pg_conn *c = s->idle;
+
+		s->idle = c->next;
+		s->nidle--;
+		c->next = NULL;
+		if (lkc_pg_reusable(c)) {
+			*out = c;
+			return LKC_OK;
+		}
+		lkc_pg_conn_close(c);
+	}
+	if (s->persistent) {
+		for (lkc_pg_pooled **link = &lkc_pg_pool; *link != NULL;) {
+			lkc_pg_pooled *p = *link;
+
+			if (strcmp(p->key, s->pool_key) != 0 && p->conn->pid == lkc_pid()) {
+				link = &p->next;
+				continue;
+			}
+			*link = p->next;
+			lkc_pg_pool_count--;
+			if (strcmp(p->key, s->pool_key) == 0 && lkc_pg_reusable(p->conn)) {
+				*out = p->conn;
+				free(p->key);
+				free(p);
+				return LKC_OK;
+			}
+			/* A parent's connection or a broken one: let go of it on our side. */
+			lkc_pg_conn_close(p->conn);
+			free(p->key);
+			free(p);
+		}
+	}
+	return lkc_pg_connect(s, out, err);
+}
+
+/* Gives a session that holds nothing back for reuse, or closes it. */
+static void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	if (!lkc_pg_reusable(c) || s->nidle >= LKC_PG_IDLE_MAX) {
+		lkc_pg_conn_close(c);
+		return;
+	}
+	c->next = s->idle;
+	s->idle = c;
+	s->nidle++;
+}
+
+/* Maps a failed statement's result to a code and message; the connection is closed when it is broken. */
+static lkc_rc lkc_pg_result_error(lkc_pg_store *s, lkc_pg_conn *c, const PGresult *res, lkc_err *err)
+{
+	const char *state = res != NULL ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = res != NULL ? PQresultErrorMessage(res) : "";
+	char line[256];
+
+	if (msg == NULL || msg[0] == '\0') {
+		msg = PQerrorMessage(c->pg);
+	}
+	lkc_pg_first_line(line, sizeof(line), msg);
+	/* lock_timeout ended the wait; or the server broke a deadlock by failing this wait, and the other one goes on. */
+	if (state != NULL && (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0)) {
+		return LKC_BUSY;
+	}
+	if (PQstatus(c->pg) != CONNECTION_OK || state == NULL || strncmp(state, "08", 2) == 0
+		|| strncmp(state, "57P", 3) == 0) {
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: connection lost: %s", s->endpoint, line);
+	}
+	if (strcmp(state, "42501") == 0) {
+		return lkc_err_set(err, LKC_ERR_PERM, "PostgreSQL at %s: %s", s->endpoint, line);
+	}
+	return lkc_err_set(err, LKC_ERR_REFUSED, "PostgreSQL at %s: %s", s->endpoint, line);
+}
+
+/*
+ * Runs sql (several statements when nparams is 0) and sets *out to the last
+ * statement's result, or to the first failed one's. A wait on the server is
+ * allowed until deadline; when abortable, a signal the host wants handled
+ * cancels the statement and the answer is LKC_INTERRUPTED unless the statement
+ * finished first. LKC_ERR_IO means the connection is broken (the caller closes it).
+ */
+static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
+	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err)
+{
+	PGresult *keep = NULL;
+	PGresult *res;
+	int cancelled = 0;
+	int sent;
+
+	*out = NULL;
+	sent = nparams > 0 ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) : PQsendQuery(c->pg, sql);
+	if (!sent) {
+		char line[256];
+
+		lkc_pg_first_line(line, sizeof(line), PQerrorMessage(c->pg));
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: connection lost: %s", s->endpoint, line);
+	}
+	for (;;) {
+		while (PQisBusy(c->pg)) {
+			int ready = lkc_pg_wait_fd(PQsocket(c->pg), POLLIN, deadline, abortable && !cancelled);
+
+			if (ready == -2) {
+				PGcancel *cancel = PQgetCancel(c->pg);
+				char buf[256];
+
+				/* The answer still comes: the statement ends cancelled, or it finished first. */
+				cancelled = 1;
+				if (cancel == NULL || !PQcancel(cancel, buf, sizeof(buf))) {
+					PQfreeCancel(cancel);
+					PQclear(keep);
+					return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot cancel a wait", s->endpoint);
+				}
+				PQfreeCancel(cancel);
+				deadline = lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+				continue;
+			}
+			if (ready == 0) {
+				PQclear(keep);
+				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: no answer within %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+			}
+			if (ready < 0 || !PQconsumeInput(c->pg)) {
+				char line[256];
+
+				PQclear(keep);
+				lkc_pg_first_line(line, sizeof(line), PQerrorMessage(c->pg));
+				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: connection lost: %s", s->endpoint, line);
+			}
+		}
+		res = PQgetResult(c->pg);
+		if (res == NULL) {
+			break;
+		}
+		if (keep != NULL && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+			/* The first failure is the answer: what follows it was skipped. */
+			PQclear(res);
+			continue;
+		}
+		PQclear(keep);
+		keep = res;
+	}
+	if (keep == NULL) {
+		return lkc_pg_result_error(s, c, NULL, err);
+	}
+	if (PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+		const char *state = PQresultErrorField(keep, PG_DIAG_SQLSTATE);
+		lkc_rc rc;
+
+		if (cancelled && state != NULL && strcmp(state, "57014") == 0) {
+			PQclear(keep);
+			return LKC_INTERRUPTED;
+		}
+		rc = lkc_pg_result_error(s, c, keep, err);
+		PQclear(keep);
+		return rc;
+	}
+	if (PQresultStatus(keep) != PGRES_TUPLES_OK && PQresultStatus(keep) != PGRES_COMMAND_OK) {
+		PQclear(keep);
+		return lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+	}
+	*out = keep;
+	return LKC_OK;
+}
+
+/* The deadline of a statement that does not wait for a lock. */
+static uint64_t lkc_pg_deadline(const lkc_pg_store *s)
+{
+	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+}
+
+/*
+ * Runs a statement that answers one boolean into *yes. On LKC_ERR_IO the
+ * connection is closed and *c cleared.
+ */
+static lkc_rc lkc_pg_bool(lkc_pg_store *s, lkc_pg_conn **c, const char *sql, int nparams, const char *const *params,
+	uint64_t deadline, int abortable, int *yes, lkc_err *err)
+{
+	PGresult *res;
+	lkc_rc rc = lkc_pg_exec(s, *c, sql, nparams, params, deadline, abortable, &res, err);
+
+	if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(*c);
+		*c = NULL;
+		return rc;
+	}
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (PQntuples(res) != 1 || PQnfields(res) < 1) {
+		PQclear(res);
+		return lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+	}
+	*yes = PQgetvalue(res, 0, 0)[0] == 't';
+	PQclear(res);
+	return LKC_OK;
+}
+
+/* The advisory key of a resource, as text for a statement's parameter. */
+static lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err)
+{
+	int64_t key;
+
+	if (lkc_pg_key((const char *) s->prefix, s->prefix_len, resource, len, &key) != 0) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	snprintf(out, 24, "%" PRId64, key);
+	return LKC_OK;
+}
+
+/* The key's two halves as pg_locks shows them (classid, objid), as text. */
+static void lkc_pg_key_halves(const char *key_text, char hi[12], char lo[12])
+{
+	uint64_t k = (uint64_t) strtoll(key_text, NULL, 10);
+
+	snprintf(hi, 12, "%" PRIu32, (uint32_t) (k >> 32));
+	snprintf(lo, 12, "%" PRIu32, (uint32_t) k);
+}
+
+/* Whether anybody holds the key, asked on a session of its own; *locked set. */
+static lkc_rc lkc_pg_locked(lkc_pg_store *s, const char *key, int *locked, lkc_err *err)
+{
+	static const char sql[] =
+		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
+		" AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
+		" AND classid = $1::oid AND objid = $2::oid AND objsubid = 1 AND granted)";
+	char hi[12], lo[12];
+	const char *params[2] = { hi, lo };
+	lkc_pg_conn *c;
+	lkc_rc rc;
+
+	lkc_pg_key_halves(key, hi, lo);
+	if ((rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pg_bool(s, &c, sql, 2, params, lkc_pg_deadline(s), 0, locked, err);
+	lkc_pg_put(s, c);
+	return rc;
+}
+
+/* A hold whose session is gone: LKC_LOST when somebody holds the key now, else LKC_EXPIRED. */
+static lkc_rc lkc_pg_gone(lkc_pg_store *s, lkc_hold *hold, lkc_err *err)
+{
+	char key[24];
+	int locked = 0;
+	lkc_rc rc;
+
+	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pg_locked(s, key, &locked, err);
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	return locked ? LKC_LOST : LKC_EXPIRED;
+}
+
+/* Lock statements: [mode][blocking]. The blocking ones carry their bound in a SET LOCAL before them. */
+static const char *const lkc_pg_take_sql[3][2] = {
+	[LKC_MODE_EXCLUSIVE] = { "SELECT pg_catalog.pg_try_advisory_lock($1::int8)", "SELECT pg_catalog.pg_advisory_lock(%s), true" },
+	[LKC_MODE_SHARED] = { "SELECT pg_catalog.pg_try_advisory_lock_shared($1::int8)", "SELECT pg_catalog.pg_advisory_lock_shared(%s), true" },
+};
+
+/* Converting a hold in one statement: take the new mode, then give up the old one. */
+static const char *const lkc_pg_convert_sql[3][2] = {
+	[LKC_MODE_EXCLUSIVE] = {
+		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1::int8) THEN pg_catalog.pg_advisory_unlock_shared($1::int8) ELSE false END",
+		"SELECT pg_catalog.pg_advisory_lock(%s); SELECT pg_catalog.pg_advisory_unlock_shared(%s)" },
+	[LKC_MODE_SHARED] = {
+		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock_shared($1::int8) THEN pg_catalog.pg_advisory_unlock($1::int8) ELSE false END",
+		"SELECT pg_catalog.pg_advisory_lock_shared(%s); SELECT pg_catalog.pg_advisory_unlock(%s)" },
+};
+
+/* The bound of a blocking statement: lock_timeout in its own transaction (0 waits forever). */
+static void lkc_pg_bound(char *out, size_t size, int64_t wait_ms)
+{
+	if (wait_ms == LKC_WAIT_FOREVER || wait_ms > INT_MAX) {
+		wait_ms = 0;
+	}
+	/* A role's or database's own statement_timeout must not cut a wait we were asked to make. */
+	snprintf(out, size, "SET LOCAL statement_timeout = 0; SET LOCAL lock_timeout = %" PRId64 "; ", wait_ms);
+}
+
+/* Sets *ex and *sh to whether the session holds the key exclusively and shared. */
+static lkc_rc lkc_pg_modes(lkc_pg_store *s, lkc_pg_conn **c, const char *key, int *ex, int *sh, lkc_err *err)
+{
+	static const char sql[] =
+		"SELECT coalesce(pg_catalog.bool_or(mode = 'ExclusiveLock'), false),"
+		" coalesce(pg_catalog.bool_or(mode = 'ShareLock'), false) FROM pg_catalog.pg_locks"
+		" WHERE locktype = 'advisory' AND pid = pg_catalog.pg_backend_pid()"
+		" AND classid = $1::oid AND objid = $2::oid AND objsubid = 1 AND granted";
+	char hi[12], lo[12];
+	const char *params[2] = { hi, lo };
+	PGresult *res;
+	lkc_rc rc;
+
+	lkc_pg_key_halves(key, hi, lo);
+	rc = lkc_pg_exec(s, *c, sql, 2, params, lkc_pg_deadline(s), 0, &res, err);
+	if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(*c);
+		*c = NULL;
+	}
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	*ex = PQntuples(res) == 1 && PQgetvalue(res, 0, 0)[0] == 't';
+	*sh = PQntuples(res) == 1 && PQgetvalue(res, 0, 1)[0] == 't';
+	PQclear(res);
+	return LKC_OK;
+}
+
+/*
+ * Finishes a conversion to mode that was cancelled or failed (answer rc) after it
+ * may have taken the new mode: the hold ends up in exactly one mode, the new one
+ * (LKC_OK) or the old one (rc).
+ */
+static lkc_rc lkc_pg_settle_conversion(lkc_pg_store *s, lkc_hold *hold, lkc_mode mode, const char *key,
+	lkc_rc rc, lkc_err *err)
+{
+	lkc_pg_conn *c = hold->session;
+	const char *params[1] = { key };
+	lkc_err ignored;
+	int ex = 0, sh = 0, yes = 0;
+	int has_new, has_old;
+
+	lkc_err_clear(&ignored);
+	if (lkc_pg_modes(s, &c, key, &ex, &sh, &ignored) != LKC_OK) {
+		if (c == NULL) {
+			hold->session = NULL;
+			return lkc_pg_gone(s, hold, err);
+		}
+		return rc;
+	}
+	has_new = mode == LKC_MODE_EXCLUSIVE ? ex : sh;
+	has_old = mode == LKC_MODE_EXCLUSIVE ? sh : ex;
+	if (has_new && has_old) {
+		/* The new mode was taken and the old one not yet given up: give it up now. */
+		if (lkc_pg_bool(s, &c, mode == LKC_MODE_EXCLUSIVE ? "SELECT pg_catalog.pg_advisory_unlock_shared($1::int8)"
+			: "SELECT pg_catalog.pg_advisory_unlock($1::int8)", 1, params, lkc_pg_deadline(s), 0, &yes, &ignored) != LKC_OK) {
+			hold->session = c;
+			return c == NULL ? lkc_pg_gone(s, hold, err) : rc;
+		}
+		return LKC_OK;
+	}
+	if (has_new) {
+		return LKC_OK;
+	}
+	if (!has_old) {
+		/* The session holds nothing of the key any more. */
+		lkc_pg_conn_close(c);
+		hold->session = NULL;
+		return lkc_pg_gone(s, hold, err);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_pg_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pg_conn *c = hold->session;
+	int converting = hold->mode != LKC_MODE_NONE;
+	char key[24];
+	const char *params[1] = { key };
+	uint64_t deadline;
+	int yes = 0;
+	lkc_rc rc;
+
+	(void) ttl_ms;
+	if (converting && hold->mode == mode) {
+		return LKC_OK;
+	}
+	if (converting && c == NULL) {
+		/* The session of the hold is gone: nothing to convert. */
+		return lkc_pg_gone(s, hold, err);
+	}
+	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	if (!converting && (rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	if (wait_ms == 0) {
+		const char *sql = converting ? lkc_pg_convert_sql[mode][0] : lkc_pg_take_sql[mode][0];
+
+		rc = lkc_pg_bool(s, &c, sql, 1, params, lkc_pg_deadline(s), 0, &yes, err);
+	} else {
+		char sql[512];
+		size_t used;
+
+		lkc_pg_bound(sql, sizeof(sql), wait_ms);
+		used = strlen(sql);
+		snprintf(sql + used, sizeof(sql) - used, converting ? lkc_pg_convert_sql[mode][1] : lkc_pg_take_sql[mode][1],
+			key, key);
+		/* The server ends the wait at lock_timeout; the client allows one more timeout for the answer. */
+		deadline = wait_ms == LKC_WAIT_FOREVER ? 0 : lkc_pg_deadline(s) + (uint64_t) wait_ms * 1000000u;
+		rc = lkc_pg_bool(s, &c, sql, 0, NULL, deadline, 1, &yes, err);
+		if (rc == LKC_OK) {
+			/* The last statement answered: a conversion gave up its old mode, a take took. */
+			yes = 1;
+		}
+	}
+	if (converting) {
+		if (c == NULL) {
+			/* The connection broke: the hold went with its session. */
+			hold->session = NULL;
+			return lkc_pg_gone(s, hold, err);
+		}
+		if (rc == LKC_OK) {
+			return yes ? LKC_OK : LKC_BUSY;
+		}
+		if (rc == LKC_BUSY) {
+			/* The take failed first: the transaction skipped the rest, and the old mode is held as it was. */
+			return rc;
+		}
+		/* Cancelled or failed somewhere: what the session holds now says how far it got. */
+		return lkc_pg_settle_conversion(s, hold, mode, key, rc, err);
+	}
+	if (rc == LKC_OK && yes) {
+		hold->session = c;
+		return LKC_OK;
+	}
+	if (rc == LKC_OK) {
+		rc = LKC_BUSY;
+	}
+	if (rc == LKC_BUSY) {
+		lkc_pg_put(s, c);
+	} else {
+		/*
+		 * Cancelled or failed: the session may have taken the key just before.
+		 * Ending it frees whatever it holds.
+		 */
+		lkc_pg_conn_close(c);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_pg_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pg_conn *c = hold->session;
+	char key[24];
+	const char *params[1] = { key };
+	int yes = 0;
+	lkc_rc rc;
+
+	(void) delay_ms;
+	if (c == NULL) {
+		return lkc_pg_gone(s, hold, err);
+	}
+	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pg_bool(s, &c, hold->mode == LKC_MODE_SHARED
+		? "SELECT pg_catalog.pg_advisory_unlock_shared($1::int8)" : "SELECT pg_catalog.pg_advisory_unlock($1::int8)",
+		1, params, lkc_pg_deadline(s), 0, &yes, err);
+	if (rc == LKC_OK && yes) {
+		hold->session = NULL;
+		lkc_pg_put(s, c);
+		return LKC_OK;
+	}
+	/* The session no longer held it, or cannot say: it ends, and with it whatever it held. */
+	lkc_pg_conn_close(c);
+	hold->session = NULL;
+	if (rc != LKC_OK && rc != LKC_ERR_IO) {
+		return rc;
+	}
+	return lkc_pg_gone(s, hold, err);
+}
+
+/* Whether the hold's session still holds its key in the hold's mode. */
+static lkc_rc lkc_pg_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	static const char sql[] =
+		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
+		" AND pid = pg_catalog.pg_backend_pid() AND classid = $1::oid AND objid = $2::oid AND objsubid = 1"
+		" AND mode = $3 AND granted)";
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pg_conn *c = hold->session;
+	char key[24], hi[12], lo[12];
+	const char *params[3] = { hi, lo, hold->mode == LKC_MODE_SHARED ? "ShareLock" : "ExclusiveLock" };
+	int yes = 0;
+	lkc_rc rc;
+
+	if (c == NULL) {
+		return lkc_pg_gone(s, hold, err);
+	}
+	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	lkc_pg_key_halves(key, hi, lo);
+	rc = lkc_pg_bool(s, &c, sql, 3, params, lkc_pg_deadline(s), 0, &yes, err);
+	if (rc == LKC_OK && yes) {
+		return LKC_OK;
+	}
+	if (rc == LKC_OK || rc == LKC_ERR_IO) {
+		/* The session is gone (the connection dropped, or was ended by forceRelease()), or holds nothing. */
+		lkc_pg_conn_close(c);
+		hold->session = NULL;
+		return lkc_pg_gone(s, hold, err);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_pg_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	/* Session holds have no TTL: refreshing checks that the hold is still ours. */
+	(void) ttl_ms;
+	return lkc_pg_check(store, hold, err);
+}
+
+static lkc_rc lkc_pg_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	char key[24];
+	lkc_rc rc;
+
+	if ((rc = lkc_pg_key_text(s, resource, len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	return lkc_pg_locked(s, key, locked, err);
+}
+
+static lkc_rc lkc_pg_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	/* Ends the sessions that hold the key, and waits (up to the timeout) until they are gone. */
+	static const char sql[] =
+		"SELECT pg_catalog.bool_and(pg_catalog.pg_terminate_backend(pid, $3::int8)) FROM pg_catalog.pg_locks"
+		" WHERE locktype = 'advisory'"
+		" AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
+		" AND classid = $1::oid AND objid = $2::oid AND objsubid = 1 AND granted AND pid <> pg_catalog.pg_backend_pid()";
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	char key[24], hi[12], lo[12], wait[24];
+	const char *params[3] = { hi, lo, wait };
+	lkc_pg_conn *c;
+	PGresult *res;
+	lkc_rc rc;
+
+	if ((rc = lkc_pg_key_text(s, resource, len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	lkc_pg_key_halves(key, hi, lo);
+	snprintf(wait, sizeof(wait), "%" PRId64, s->timeout_ms);
+	if ((rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pg_exec(s, c, sql, 3, params, lkc_pg_deadline(s) + (uint64_t) s->timeout_ms * 1000000u, 0, &res, err);
+	if (rc == LKC_OK) {
+		int ended = PQntuples(res) != 1 || PQgetisnull(res, 0, 0) || PQgetvalue(res, 0, 0)[0] == 't';
+
+		PQclear(res);
+		if (!ended) {
+			rc = lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: a session holding the lock did not end within %" PRId64 " ms",
+				s->endpoint, s->timeout_ms);
+		}
+		lkc_pg_put(s, c);
+	} else if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(c);
+	} else {
+		lkc_pg_put(s, c);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_pg_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	/*
+	 * Queued as an exclusive waiter, woken by the release, and let go in the same
+	 * transaction: it passes no earlier waiter and holds the key for no longer
+	 * than that one statement takes.
+	 */
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	char key[24], sql[512];
+	size_t used;
+	lkc_pg_conn *c;
+	int yes = 0;
+	lkc_rc rc;
+
+	if ((rc = lkc_pg_key_text(s, resource, len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	if ((rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	if (wait_ms == 0) {
+		/* One look: a try that takes and lets go in one statement. */
+		snprintf(sql, sizeof(sql), "SELECT pg_catalog.pg_try_advisory_lock(%s) AND pg_catalog.pg_advisory_unlock(%s)", key, key);
+		rc = lkc_pg_bool(s, &c, sql, 0, NULL, lkc_pg_deadline(s), 0, &yes, err);
+	} else {
+		lkc_pg_bound(sql, sizeof(sql), wait_ms);
+		used = strlen(sql);
+		snprintf(sql + used, sizeof(sql) - used,
+			"SELECT pg_catalog.pg_advisory_lock(%s); SELECT pg_catalog.pg_advisory_unlock(%s)", key, key);
+		rc = lkc_pg_bool(s, &c, sql, 0, NULL,
+			wait_ms == LKC_WAIT_FOREVER ? 0 : lkc_pg_deadline(s) + (uint64_t) wait_ms * 1000000u, 1, &yes, err);
+	}
+	if (rc == LKC_OK && !yes) {
+		rc = LKC_BUSY;
+	}
+	if (c != NULL) {
+		/* A cancelled wait may have taken the key just before: ending the session frees it. */
+		if (rc == LKC_OK || rc == LKC_BUSY) {
+			lkc_pg_put(s, c);
+		} else {
+			lkc_pg_conn_close(c);
+		}
+	}
+	return rc;
+}
+
+/* Creates the fencing table when it is missing; a concurrent creator is no failure. */
+static lkc_rc lkc_pg_fencing_table(lkc_pg_store *s, lkc_pg_conn *c, lkc_err *err)
+{
+	static const char sql[] =
+		"CREATE TABLE IF NOT EXISTS lock_fencing (key bigint PRIMARY KEY, token bigint NOT NULL)";
+	PGresult *res;
+	lkc_rc rc = lkc_pg_exec(s, c, sql, 0, NULL, lkc_pg_deadline(s), 0, &res, err);
+
+	if (rc == LKC_OK) {
+		PQclear(res);
+		s->fencing_table = 1;
+	} else if (rc == LKC_ERR_REFUSED) {
+		/* Two first creators at once: one of them meets the other's catalog row, and the table exists. */
+		rc = LKC_OK;
+	}
+	return rc;
+}
+
+static lkc_rc lkc_pg_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	static const char sql[] =
+		"INSERT INTO lock_fencing AS f (key, token) VALUES ($1::int8, 1)"
+		" ON CONFLICT (key) DO UPDATE SET token = f.token + 1 RETURNING token";
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pg_conn *c = hold->session;
+	char key[24];
+	const char *params[1] = { key };
+	PGresult *res = NULL;
+	lkc_rc rc;
+
+	if (c == NULL) {
+		return lkc_pg_gone(s, hold, err);
+	}
+	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
+		return rc;
+	}
+	for (int attempt = 0; attempt < 3; attempt++) {
+		rc = lkc_pg_exec(s, c, sql, 1, params, lkc_pg_deadline(s), 0, &res, err);
+		if (rc != LKC_ERR_REFUSED || attempt == 2 || strstr(err->msg, "lock_fencing") == NULL) {
+			break;
+		}
+		/* The table is missing (the first token of this database): create it, then ask again. */
+		if ((rc = lkc_pg_fencing_table(s, c, err)) != LKC_OK) {
+			break;
+		}
+	}
+	if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(c);
+		hold->session = NULL;
+		return lkc_pg_gone(s, hold, err) == LKC_ERR_IO ? LKC_ERR_IO : LKC_LOST;
+	}
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	if (PQntuples(res) != 1) {
+		PQclear(res);
+		return lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+	}
+	*fence = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return LKC_OK;
+}
+
+static void lkc_pg_abandon(lkc_store *store, lkc_hold *hold)
+{
+	/* Ending our session frees what it held; a parent's session is only let go of on our side. */
+	(void) store;
+	lkc_pg_conn_close(hold->session);
+	hold->session = NULL;
+}
+
+static void lkc_pg_destroy(lkc_store *store)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+
+	while (s->idle != NULL) {
+		lkc_pg_conn *c = s->idle;
+		lkc_pg_pooled *p;
+
+		s->idle = c->next;
+		c->next = NULL;
+		if (s->persistent && lkc_pg_reusable(c) && lkc_pg_pool_count < LKC_PG_POOL_MAX
+			&& (p = malloc(sizeof(*p))) != NULL) {
+			p->key = strdup(s->pool_key);
+			if (p->key != NULL) {
+				p->conn = c;
+				p->next = lkc_pg_pool;
+				lkc_pg_pool = p;
+				lkc_pg_pool_count++;
+				continue;
+			}
+			free(p);
+		}
+		lkc_pg_conn_close(c);
+	}
+	free(s->host);
+	free(s->port);
+	free(s->user);
+	if (s->password != NULL) {
+		memset(s->password, 0, strlen(s->password));
+	}
+	free(s->password);
+	free(s->dbname);
+	free(s->endpoint);
+	if (s->pool_key != NULL) {
+		memset(s->pool_key, 0, strlen(s->pool_key));
+	}
+	free(s->pool_key);
+	free(s->prefix);
+	free(s);
+}
+
+void lkc_pg_pool_shutdown(void)
+{
+	while (lkc_pg_pool != NULL) {
+		lkc_pg_pooled *p = lkc_pg_pool;
+
+		lkc_pg_pool = p->next;
+		lkc_pg_conn_close(p->conn);
+		memset(p->key, 0, strlen(p->key));
+		free(p->key);
+		free(p);
+	}
+	lkc_pg_pool_count = 0;
+}
+
+void lkc_pg_config_init(lkc_pg_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port = 5432;
+	cfg->timeout_ms = 5000;
+}
+
+void lkc_pg_config_free(lkc_pg_config *cfg)
+{
+	free(cfg->host);
+	free(cfg->user);
+	if (cfg->password != NULL) {
+		memset(cfg->password, 0, strlen(cfg->password));
+	}
+	free(cfg->password);
+	free(cfg->dbname);
+	free(cfg->prefix);
+	lkc_pg_config_init(cfg);
+}
+
+static char *lkc_pg_strdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err)
+{
+	lkc_pg_store *s;
+	int n = 0;
+	size_t len;
+
+	if (cfg->host == NULL || cfg->host[0] == '\0') {
+		return lkc_err_set(err, LKC_ERR_INVALID, "a PostgreSQL store needs a host or a socket directory");
+	}
+	if (cfg->timeout_ms <= 0) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "a PostgreSQL store needs a timeout above 0");
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	s->base.ops = &lkc_pg_ops;
+	s->timeout_ms = cfg->timeout_ms;
+	s->persistent = cfg->persistent;
+	s->host = strdup(cfg->host);
+	s->port = malloc(8);
+	s->user = lkc_pg_strdup(cfg->user);
+	s->password = lkc_pg_strdup(cfg->password);
+	s->dbname = lkc_pg_strdup(cfg->dbname);
+	s->prefix = malloc(cfg->prefix_len + 1);
+	len = strlen(cfg->host) + 16;
+	s->endpoint = malloc(len);
+	if (s->host == NULL || s->port == NULL || s->prefix == NULL || s->endpoint == NULL
+		|| (cfg->user != NULL && s->user == NULL) || (cfg->password != NULL && s->password == NULL)
+		|| (cfg->dbname != NULL && s->dbname == NULL)) {
+		lkc_pg_destroy(&s->base);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	snprintf(s->port, 8, "%d", cfg->port);
+	if (cfg->host[0] == '/') {
+		snprintf(s->endpoint, len, "%s", cfg->host);
+	} else {
+		snprintf(s->endpoint, len, strchr(cfg->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cfg->host, cfg->port);
+	}
+	if (cfg->prefix_len > 0) {
+		memcpy(s->prefix, cfg->prefix, cfg->prefix_len);
+	}
+	s->prefix_len = cfg->prefix_len;
+	s->keys[n] = "host"; s->values[n++] = s->host;
+	s->keys[n] = "port"; s->values[n++] = s->port;
+	if (s->user != NULL) {
+		s->keys[n] = "user"; s->values[n++] = s->user;
+	}
+	if (s->password != NULL) {
+		s->keys[n] = "password"; s->values[n++] = s->password;
+	}
+	if (s->dbname != NULL) {
+		s->keys[n] = "dbname"; s->values[n++] = s->dbname;
+	}
+	s->keys[n] = "application_name"; s->values[n++] = "php-lock";
+	/* The client notices a dead server on an idle held connection too. */
+	s->keys[n] = "keepalives"; s->values[n++] = "1";
+	s->keys[n] = NULL; s->values[n] = NULL;
+	if (s->persistent) {
+		len = strlen(s->host) + strlen(s->port) + (s->user ? strlen(s->user) : 0)
+			+ (s->password ? strlen(s->password) : 0) + (s->dbname ? strlen(s->dbname) : 0) + 8;
+		s->pool_key = malloc(len);
+		if (s->pool_key == NULL) {
+			lkc_pg_destroy(&s->base);
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		snprintf(s->pool_key, len, "%s\n%s\n%s\n%s\n%s", s->host, s->port, s->user ? s->user : "",
+			s->password ? s->password : "", s->dbname ? s->dbname : "");
+	}
+	*out = &s->base;
+	return LKC_OK;
+}
+
+const char *lkc_pg_endpoint(const lkc_store *store)
+{
+	return ((const lkc_pg_store *) store)->endpoint;
+}
+
+static const lkc_store_ops lkc_pg_ops = {
+	.name = "PostgreSQL",
+	.caps = LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
+	.acquire = lkc_pg_acquire,
+	.release = lkc_pg_release,
+	.refresh = lkc_pg_refresh,
+	.check = lkc_pg_check,
+	.is_locked = lkc_pg_is_locked,
+	.force_release = lkc_pg_force_release,
+	.abandon = lkc_pg_abandon,
+	.destroy = lkc_pg_destroy,
+	.fence = lkc_pg_fence,
+	.settle = NULL,
+	.wait_free = lkc_pg_wait_free,
+};

@@ -1,0 +1,90 @@
+-- The start of every script but watch: the keys, derived from the lock key
+-- (KEYS[1]), the server's clock read once per run, the fencing counter, and
+-- the readers. The keys are those the top of lkc_redis.c lists; the @NAME@
+-- constants are lkc_redis_lua_const.h's.
+local lock = KEYS[1]
+local rd, q, fk = lock .. ':r', lock .. ':q', lock .. ':f'
+local clock
+local function now_ms()
+	if not clock then clock = redis.call('TIME') end
+	return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+end
+-- The next fencing token; a new counter jumps to the clock in microseconds (see the top of lkc_redis.c).
+local function bump()
+	local f = redis.call('INCR', fk)
+	if f < 1e12 then
+		now_ms()
+		local t = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
+		if t > f then
+			f = t
+			redis.call('SET', fk, string.format('%.0f', f))
+		end
+	end
+	-- It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds.
+	local px, l = @LKC_RS_FENCE_TTL@, redis.call('PTTL', lock)
+	if l > 0 and l * @LKC_RS_FENCE_TTLS@ < px then px = l * @LKC_RS_FENCE_TTLS@ end
+	redis.call('PEXPIRE', fk, px)
+	return f
+end
+-- After a push to a wake list or the hand-off records k, whose PTTL was p
+-- before it: makes k live at least LKC_RS_WAKE_TTL, and as long as a hold
+-- of ttl ms ("" none) handed over now. A record of a hand-off whose
+-- waiter died must outlast the hold, however quiet the resource stays, or
+-- nobody could tell that the hold was never picked up. A life is never
+-- shortened (p -1: none).
+local function outlive(k, p, ttl)
+	if p == -1 then return end
+	if ttl == '' then
+		redis.call('PERSIST', k)
+		return
+	end
+	local t = math.max(tonumber(ttl) + @LKC_RS_GRACE@, @LKC_RS_WAKE_TTL@)
+	if p < t then redis.call('PEXPIRE', k, t) end
+end
+local function set_lock(who, ttl)
+	if ttl == '' then
+		redis.call('SET', lock, who)
+	else
+		redis.call('SET', lock, who, 'PX', ttl)
+	end
+end
+-- After the readers changed: their set and the "shared" lock key live
+-- exactly as long as the longest-lived member, and go when none is alive.
+local function sync(now)
+	local top = redis.call('ZRANGE', rd, -1, -1, 'WITHSCORES')
+	local e = tonumber(top[2] or '0')
+	local shared = redis.call('GET', lock) == 'shared'
+	if e <= now then
+		redis.call('DEL', rd)
+		if shared then redis.call('DEL', lock) end
+	elseif e >= @LKC_RS_FOREVER@ then
+		redis.call('PERSIST', rd)
+		if shared then redis.call('PERSIST', lock) end
+	else
+		local at = string.format('%.0f', e)
+		redis.call('PEXPIREAT', rd, at)
+		if shared then redis.call('PEXPIREAT', lock, at) end
+	end
+end
+-- Adds or renews the reader who (or the cooldown) until ttl ms ("" none)
+-- from now. The lock key says "shared" unless another writer holds it,
+-- which only a hold outliving its TTL can make happen.
+local function add_reader(who, ttl, now)
+	local e = @LKC_RS_FOREVER@
+	if ttl ~= '' then e = now + tonumber(ttl) end
+	local v = redis.call('GET', lock)
+	if not v or v == who then redis.call('SET', lock, 'shared') end
+	redis.call('ZADD', rd, string.format('%.0f', e), who)
+	sync(now)
+end
+-- How many readers are alive (the cooldown counts: it keeps writers out); the dead are pruned.
+local function live_readers(now)
+	redis.call('ZREMRANGEBYSCORE', rd, '-inf', string.format('%.0f', now))
+	return redis.call('ZCARD', rd)
+end
+-- When a cooldown keeping everybody out ends (server ms), 0 when none runs.
+local function cooldown(now)
+	local c = tonumber(redis.call('ZSCORE', rd, 'cooldown') or '0')
+	if c > now then return c end
+	return 0
+end

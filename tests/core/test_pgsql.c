@@ -1,0 +1,58 @@
+/* Unit tests of the PostgreSQL store's parts that need no server: the advisory key of a resource. */
+#include "t.h"
+
+#ifdef HAVE_LOCK_PGSQL
+
+/* The keys the README's SQL expression gives (checked against PostgreSQL 15's sha256()). */
+static void key_matches_documented_hash(void)
+{
+	int64_t key = 0;
+
+	CHECK(lkc_pg_key("app:", 4, "orders/42", 9, &key) == 0);
+	CHECK(key == INT64_C(-8356158869925860602));
+	CHECK(lkc_pg_key("", 0, "r", 1, &key) == 0);
+	CHECK(key == INT64_C(-5058245414877925777));
+}
+
+/* The prefix's length is hashed too: moving bytes between prefix and resource changes the key. */
+static void prefix_boundary_changes_the_key(void)
+{
+	int64_t a = 0, b = 0;
+
+	CHECK(lkc_pg_key("ab", 2, "c", 1, &a) == 0);
+	CHECK(lkc_pg_key("a", 1, "bc", 2, &b) == 0);
+	CHECK(a != b);
+}
+
+/* A resource of 64 KiB (beyond the stack buffer) hashes, with NUL bytes counted. */
+static void long_and_binary_resources(void)
+{
+	static char big[LKC_RESOURCE_MAX];
+	int64_t a = 0, b = 0;
+
+	memset(big, 'x', sizeof(big));
+	CHECK(lkc_pg_key("p", 1, big, sizeof(big), &a) == 0);
+	big[100] = '\0';
+	CHECK(lkc_pg_key("p", 1, big, sizeof(big), &b) == 0);
+	CHECK(a != b);
+	CHECK(lkc_pg_key("p", 1, "a\0b", 3, &a) == 0);
+	CHECK(lkc_pg_key("p", 1, "a\0c", 3, &b) == 0);
+	CHECK(a != b);
+}
+
+TEST_MAIN(
+	T(key_matches_documented_hash),
+	T(prefix_boundary_changes_the_key),
+	T(long_and_binary_resources)
+)
+
+#else
+
+static void not_built(void)
+{
+	/* Without libpq the store is not built, and there is nothing to test. */
+}
+
+TEST_MAIN(T(not_built))
+
+#endif

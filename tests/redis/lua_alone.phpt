@@ -1,0 +1,158 @@
+--TEST--
+redis: each script that scripts/gen-lua.sh --print gives runs alone with redis-cli --eval, on the keys the store uses
+--EXTENSIONS--
+lock
+--SKIPIF--
+<?php
+// The generator is part of the source tree, not of the PECL package.
+if (!is_file(__DIR__ . '/../../scripts/gen-lua.sh')) {
+    echo 'skip scripts/gen-lua.sh is not shipped';
+}
+?>
+--FILE--
+<?php
+require __DIR__ . '/../inc/common.inc';
+require __DIR__ . '/../inc/resp.inc';
+
+/** Runs a command without a shell; returns its stdout, and fails the test on a non-zero exit. */
+function run(array $cmd): string
+{
+    $proc = proc_open($cmd, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+    $out = stream_get_contents($pipes[1]);
+    $err = stream_get_contents($pipes[2]);
+    $status = proc_close($proc);
+    if ($status !== 0 || $err !== '') {
+        echo "FAIL: ", implode(' ', $cmd), " exited $status: $err\n";
+        exit(1);
+    }
+    return $out;
+}
+
+$dir = lock_test_tmpdir('lua');
+$port = lock_test_redis_port();
+
+/** Runs the script $name as gen-lua.sh prints it, on the lock key $key; redis-cli's raw reply, one line per value. */
+function script(string $name, string $key, string ...$args): array
+{
+    global $dir, $port;
+    $file = "$dir/$name.lua";
+    if (!is_file($file)) {
+        file_put_contents($file, run([__DIR__ . '/../../scripts/gen-lua.sh', '--print', $name]));
+    }
+    return explode("\n", rtrim(run(['redis-cli', '-p', (string) $port, '--eval', $file, $key, ',', ...$args]), "\n"));
+}
+
+$redis = new LockTestResp($port);
+$prefix = lock_test_prefix();
+$store = new Lock\Store\RedisStore(lock_test_redis_dsn(), ['prefix' => $prefix]);
+$key = $prefix . '{job}';
+
+// acquire: A takes the free write hold (a fencing token, a counter jumped to the clock in µs), B is refused.
+[$token] = script('acquire', $key, 'A', '30000', 'wt1n', '10000');
+var_dump((int) $token > 1e12);
+var_dump($redis->ok('GET', $key), $redis->ok('PTTL', $key) > 29000);
+var_dump(script('acquire', $key, 'B', '30000', 'wt1n', '10000'));
+// The extension sees the script's hold as a hold of the resource "job".
+var_dump($store->isLocked('job'));
+var_dump((new Lock\Lock('job', $store))->acquire(false));
+
+// check, fence and refresh answer for A's hold.
+var_dump(script('check', $key, 'A', '1'), script('check', $key, 'B', '1'));
+// (The extension's refused attempt burnt a token: fence gives the counter's value.)
+var_dump(script('fence', $key, 'A') === [$redis->ok('GET', "$key:f")], $redis->ok('GET', "$key:f") > $token);
+var_dump(script('refresh', $key, 'A', '60000'), $redis->ok('PTTL', $key) > 59000);
+
+// A watcher of the resource and a waiter: B queues, told how long to sleep (the hold's PTTL) and the server's time.
+var_dump(script('watch', $key, 'W', '5000', 'w')[1]);
+[$queued, $sleep, $now] = script('acquire', $key, 'B', '30000', 'wq1n', '10000');
+var_dump($queued, $sleep > 59000 && $sleep <= 60000, $now > 1e12);
+
+// release: A gives the hold up, fair, so B is handed it with the next token, on B's wake list.
+var_dump(script('release', $key, 'A', '0', '1'));
+var_dump($redis->ok('GET', $key));
+var_dump($redis->ok('LRANGE', "$key:w:B", 0, -1) === ['y' . $redis->ok('GET', "$key:f") . '@' . $redis->ok('ZSCORE', "$key:h", 'B')]);
+
+// force: the hold handed to B goes, and the watcher W is woken ("f") as the resource is free.
+var_dump(script('force', $key, '1'));
+var_dump($redis->ok('EXISTS', $key), $redis->ok('LRANGE', "$key:w:W", 0, -1), $redis->ok('EXISTS', "$key:fw"));
+var_dump(script('watch', $key, 'W', '5000', 'w'), script('watch', $key, 'W', '5000', 'l'));
+
+// A read hold, taken and given back; then the resource is free for the extension.
+var_dump(script('acquire', $key, 'R', '', 'rt1n', '10000'), $redis->ok('GET', $key));
+var_dump(script('release', $key, 'R', '0', '1'));
+$lock = new Lock\Lock('job', $store);
+var_dump($lock->acquire(false));
+var_dump(script('check', $key, $lock->getOwner(), '1'), script('fence', $key, $lock->getOwner()) === [(string) $lock->getFencingToken()]);
+$lock->release();
+foreach ($redis->keys($prefix) as $k) {
+    $redis->ok('DEL', $k);
+}
+?>
+--EXPECT--
+bool(true)
+string(1) "A"
+bool(true)
+array(1) {
+  [0]=>
+  string(2) "-1"
+}
+bool(true)
+bool(false)
+array(1) {
+  [0]=>
+  string(1) "1"
+}
+array(1) {
+  [0]=>
+  string(2) "-1"
+}
+bool(true)
+bool(true)
+array(1) {
+  [0]=>
+  string(1) "1"
+}
+bool(true)
+string(1) "0"
+string(2) "-3"
+bool(true)
+bool(true)
+array(1) {
+  [0]=>
+  string(1) "1"
+}
+string(1) "B"
+bool(true)
+array(1) {
+  [0]=>
+  string(1) "1"
+}
+int(0)
+array(1) {
+  [0]=>
+  string(1) "f"
+}
+int(0)
+array(1) {
+  [0]=>
+  string(2) "-1"
+}
+array(1) {
+  [0]=>
+  string(1) "0"
+}
+array(1) {
+  [0]=>
+  string(1) "0"
+}
+string(6) "shared"
+array(1) {
+  [0]=>
+  string(1) "2"
+}
+bool(true)
+array(1) {
+  [0]=>
+  string(1) "1"
+}
+bool(true)
