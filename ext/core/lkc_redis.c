@@ -2952,9 +2952,24 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 			: lkc_rs_format("Redis at %s", s->endpoint);
 	}
 	if (s->pool_key != NULL && s->cfg.topology != LKC_REDIS_SINGLE) {
+		static const char hex[] = "0123456789abcdef";
 		const char *name = s->cfg.master_name != NULL ? s->cfg.master_name : "";
+		const char *user = s->cfg.sentinel_username != NULL ? s->cfg.sentinel_username : "";
+		char pw_hash[65] = "-";
 
-		s->topo_key = lkc_rs_format("%s k%d m%zu:%s", s->pool_key, (int) s->cfg.topology, strlen(name), name);
+		/* Only a store that could ask the sentinels itself starts from what another one found out. */
+		if (s->cfg.sentinel_password != NULL) {
+			unsigned char digest[32];
+
+			lkc_sha256(s->cfg.sentinel_password, strlen(s->cfg.sentinel_password), digest);
+			for (int i = 0; i < 32; i++) {
+				pw_hash[2 * i] = hex[digest[i] >> 4];
+				pw_hash[2 * i + 1] = hex[digest[i] & 15];
+			}
+			pw_hash[64] = '\0';
+		}
+		s->topo_key = lkc_rs_format("%s k%d m%zu:%s su%d%zu:%s sp%s", s->pool_key, (int) s->cfg.topology, strlen(name),
+			name, s->cfg.sentinel_username != NULL, strlen(user), user, pw_hash);
 		s->topo_key_len = s->topo_key != NULL ? strlen(s->topo_key) : 0;
 	}
 	if (s->pool_key == NULL || s->label == NULL || (s->cfg.topology != LKC_REDIS_SINGLE && s->topo_key == NULL)
