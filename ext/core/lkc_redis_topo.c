@@ -274,7 +274,8 @@ lkc_rtopo_redirect lkc_rtopo_redirect_of(lkc_rtopo *t, const redisReply *reply, 
 	if (reply->type != REDIS_REPLY_ERROR || t->kind == LKC_REDIS_SINGLE) {
 		return LKC_RTOPO_HERE;
 	}
-	if (lkc_rtopo_says(reply, "READONLY")) {
+	/* A blocked command ended because its server became a replica popped nothing: as READONLY. */
+	if (lkc_rtopo_says(reply, "READONLY") || lkc_rtopo_says(reply, "UNBLOCKED")) {
 		return LKC_RTOPO_READONLY;
 	}
 	if (t->kind != LKC_REDIS_CLUSTER) {

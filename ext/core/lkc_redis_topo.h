@@ -46,7 +46,7 @@ typedef enum {
 	LKC_RTOPO_MOVED,         /* the slot is served elsewhere (the map is updated): send it there */
 	LKC_RTOPO_ASK,           /* this once, ASKING then the command on the node named */
 	LKC_RTOPO_TRYAGAIN,      /* the slot is being migrated or the cluster is down: wait a little, send again */
-	LKC_RTOPO_READONLY,      /* a replica (a demoted master) answered: find the master again */
+	LKC_RTOPO_READONLY,      /* a replica (a demoted master) answered, or unblocked a BLPOP: find the master again */
 	LKC_RTOPO_SPLIT          /* a script met a key of its slot that is elsewhere mid-migration: it may have run in part */
 } lkc_rtopo_redirect;
 
