@@ -169,6 +169,14 @@
 #define LKC_RS_CMDS_MAX 6
 /* Redirections (MOVED, ASK) one command may follow: a slot moves once or twice while a command is under way. */
 #define LKC_RS_REDIRECTS_MAX 5
+/*
+ * How long a Sentinel store goes on with a master before it asks the sentinels
+ * again (ms): a master cut off and back after a failover takes writes until
+ * the sentinels demote it (about 10 s, see the README); a store that asks
+ * again leaves it once the sentinels name the new one. A second's round trip
+ * to a sentinel, shared by the stores of the process.
+ */
+#define LKC_RS_SENTINEL_RECHECK_MS 1000
 /* The longest pause between two tries of a command the cluster asked to try again (TRYAGAIN, CLUSTERDOWN), ms. */
 #define LKC_RS_RETRY_NAP_MAX 100
 
@@ -1032,6 +1040,7 @@ static lkc_rc lkc_rs_ask_sentinels(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 		}
 		if (rc == LKC_OK) {
 			if (lkc_rtopo_read_master(&s->topo, reply) >= 0) {
+				s->topo.checked_ns = lkc_now_ns();
 				freeReplyObject(reply);
 				lkc_rs_discard(s);
 				s->at[0] = '\0';
@@ -1115,6 +1124,32 @@ static lkc_rc lkc_rs_read_map(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 }
 
 /*
+ * Asks the sentinels again whether the master is still the one in use, within
+ * a quarter of the timeout: a master they no longer name is left now (the
+ * next command goes to the new one). When none answers, the store goes on
+ * with the master it has and asks again a period later.
+ */
+static void lkc_rs_recheck_master(lkc_rs_store *s, lkc_rs_op *op)
+{
+	int was = s->topo.master;
+	int64_t quarter = s->cfg.timeout_ms / 4 > 0 ? s->cfg.timeout_ms / 4 : 1;
+	lkc_rs_op sub = *op;
+	uint64_t by = lkc_rs_deadline(quarter);
+	lkc_err ignored;
+
+	if (by < sub.deadline) {
+		sub.deadline = by;
+	}
+	s->topo.master = -1;
+	if (lkc_rs_ask_sentinels(s, &sub, &ignored) != LKC_OK) {
+		s->topo.master = was;
+		s->topo.checked_ns = lkc_now_ns();
+		return;
+	}
+	lkc_rtopo_remember(&s->topo, s->topo_key, s->topo_key_len);
+}
+
+/*
  * Makes s->conn the connection to the server that gets the commands of key:
  * the one server, a Sentinel's master, or the master of key's slot in a
  * cluster. Once that is known it costs a lookup; else the sentinels are
@@ -1133,6 +1168,10 @@ static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, const char *key, siz
 			return LKC_OK;
 		}
 		return lkc_rs_use(s, op, 0, LKC_RS_TO_SERVER, err);
+	}
+	if (s->topo.kind == LKC_REDIS_SENTINEL && s->topo.master >= 0
+		&& lkc_now_ns() - s->topo.checked_ns > (uint64_t) LKC_RS_SENTINEL_RECHECK_MS * 1000000u) {
+		lkc_rs_recheck_master(s, op);
 	}
 	for (int tries = 0; ; tries++) {
 		int node = lkc_rtopo_target(&s->topo, key, key_len);

@@ -317,6 +317,7 @@ typedef struct {
 	char **hosts;            /* the nodes the entry names, and their ports */
 	int *ports;
 	int master;              /* Sentinel: the master among them */
+	uint64_t checked_ns;     /* Sentinel: when the sentinels named it */
 	int16_t *slots;          /* Cluster: the node of each slot's master */
 	unsigned long used;      /* when it was last remembered or recalled, for evicting the oldest */
 } lkc_rtopo_known;
@@ -351,6 +352,7 @@ void lkc_rtopo_remember(const lkc_rtopo *t, const char *key, size_t key_len)
 	memset(&fresh, 0, sizeof(fresh));
 	fresh.kind = t->kind;
 	fresh.master = t->master;
+	fresh.checked_ns = t->checked_ns;
 	fresh.key = malloc(key_len);
 	fresh.hosts = calloc((size_t) t->nnodes, sizeof(*fresh.hosts));
 	fresh.ports = calloc((size_t) t->nnodes, sizeof(*fresh.ports));
@@ -414,6 +416,7 @@ int lkc_rtopo_recall(lkc_rtopo *t, const char *key, size_t key_len)
 		}
 		if (ok && k->kind == LKC_REDIS_SENTINEL && k->master >= 0) {
 			t->master = map[k->master];
+			t->checked_ns = k->checked_ns;
 			found = 0;
 		} else if (ok && k->kind == LKC_REDIS_CLUSTER) {
 			int16_t *slots = malloc(LKC_RTOPO_SLOTS * sizeof(*slots));

@@ -38,6 +38,7 @@ typedef struct {
 	int master;              /* Sentinel: the node of the master, -1 while unknown */
 	int16_t *slots;          /* Cluster: the node of each slot's master, -1 unknown; NULL until a map was read */
 	int stale;               /* Cluster: read the map again before the next command */
+	uint64_t checked_ns;     /* Sentinel: when the sentinels last named the master (monotonic) */
 } lkc_rtopo;
 
 /* What an error reply says about where a command should go. */
