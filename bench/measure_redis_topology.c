@@ -12,9 +12,9 @@
  * once the master of a slot is known. Servers with replicas do more work per
  * write than a standalone one (they feed the replicas): compare a topology
  * with its own master addressed directly. It starts its own servers. Build
- * and run from bench/ (CORE is ../ext/core):
+ * and run from bench/ (the Redis store's files of the core, without PostgreSQL's):
  *   cc -std=c11 -O2 -D_GNU_SOURCE $(pkg-config --cflags hiredis openssl) -o /tmp/measure_topo \
- *     measure_redis_topology.c $CORE/lkc*.c $(pkg-config --libs hiredis openssl) -lpthread
+ *     measure_redis_topology.c $(ls ../ext/core/lkc*.c | grep -v pgsql) $(pkg-config --libs hiredis openssl) -lpthread
  *   /tmp/measure_topo [rounds] [cycles]
  */
 #ifndef _GNU_SOURCE
