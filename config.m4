@@ -17,6 +17,14 @@ PHP_ARG_WITH([lock-pgsql],
   [yes],
   [no])
 
+dnl --- MySQL store ---
+PHP_ARG_WITH([lock-mysql],
+  [for libmariadb (the lock MySQL store)],
+  [AS_HELP_STRING([--without-lock-mysql], [lock: build without the MySQL store (default: built when pkg-config or mariadb_config finds libmariadb)])],
+  [yes],
+  [no])
+dnl --- end MySQL store ---
+
 PHP_ARG_ENABLE([lock-dev],
   [whether to build lock with developer warnings as errors],
   [AS_HELP_STRING([--enable-lock-dev], [lock: compile with -Wall -Wextra -Werror])],
@@ -68,6 +76,30 @@ if test "$PHP_LOCK" != "no"; then
     AC_DEFINE([HAVE_LOCK_PGSQL], [1], [Whether the lock PostgreSQL store is built])
     lock_sources="$lock_sources ext/core/lkc_pgsql.c"
   fi
+
+  dnl --- MySQL store ---
+  dnl The MySQL store is optional: without libmariadb, MysqlStore says it was not built.
+  lock_mysql=no
+  if test "$PHP_LOCK_MYSQL" != "no"; then
+    PKG_CHECK_MODULES([LIBMARIADB], [libmariadb], [lock_mysql=yes], [lock_mysql=no])
+    if test "$lock_mysql" = "no"; then
+      AC_PATH_PROG([LOCK_MARIADB_CONFIG], [mariadb_config], [no])
+      if test "$LOCK_MARIADB_CONFIG" != "no"; then
+        LIBMARIADB_CFLAGS="`$LOCK_MARIADB_CONFIG --include`"
+        LIBMARIADB_LIBS="`$LOCK_MARIADB_CONFIG --libs`"
+        lock_mysql=yes
+      fi
+    fi
+  fi
+  AC_MSG_CHECKING([whether to build the lock MySQL store])
+  AC_MSG_RESULT([$lock_mysql])
+  if test "$lock_mysql" = "yes"; then
+    PHP_EVAL_INCLINE([$LIBMARIADB_CFLAGS])
+    PHP_EVAL_LIBLINE([$LIBMARIADB_LIBS], [LOCK_SHARED_LIBADD])
+    AC_DEFINE([HAVE_LOCK_MYSQL], [1], [Whether the lock MySQL store is built])
+    lock_sources="$lock_sources ext/core/lkc_mysql.c"
+  fi
+  dnl --- end MySQL store ---
 
   LOCK_CFLAGS="-D_GNU_SOURCE"
   if test "$PHP_LOCK_DEV" != "no"; then

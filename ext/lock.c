@@ -90,6 +90,7 @@ static PHP_MINIT_FUNCTION(lock)
 	php_lock_ce_semaphore_store = register_class_Lock_Store_SemaphoreStore(php_lock_ce_store);
 	php_lock_ce_redis_store = register_class_Lock_Store_RedisStore(php_lock_ce_store);
 	php_lock_ce_postgres_store = register_class_Lock_Store_PostgresStore(php_lock_ce_store);
+	php_lock_ce_mysql_store = register_class_Lock_Store_MysqlStore(php_lock_ce_store); /* MySQL store */
 	php_lock_ce_lock = register_class_Lock_Lock();
 	php_lock_ce_factory = register_class_Lock_Factory();
 	php_lock_setup_store_classes();
@@ -108,6 +109,9 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 	lkc_redis_pool_shutdown();
 #ifdef HAVE_LOCK_PGSQL
 	lkc_pg_pool_shutdown();
+#endif
+#ifdef HAVE_LOCK_MYSQL /* MySQL store */
+	lkc_my_pool_shutdown();
 #endif
 	return SUCCESS;
 }
@@ -132,6 +136,14 @@ static PHP_MINFO_FUNCTION(lock)
 	php_info_print_table_row(2, "Stores", "flock, semaphore, redis");
 	php_info_print_table_row(2, "Stores not built", "pgsql (no libpq at build time)");
 #endif
+	/* --- MySQL store --- */
+#ifdef HAVE_LOCK_MYSQL
+	php_info_print_table_row(2, "libmariadb version", lkc_my_client_version());
+	php_info_print_table_row(2, "MySQL store", "built");
+#else
+	php_info_print_table_row(2, "MySQL store", "not built (no libmariadb at build time)");
+#endif
+	/* --- end MySQL store --- */
 	php_info_print_table_end();
 	DISPLAY_INI_ENTRIES();
 }

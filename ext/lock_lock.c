@@ -454,6 +454,10 @@ static void php_lock_acquire_method(INTERNAL_FUNCTION_PARAMETERS, lkc_mode mode)
 	if (!php_lock_ready(lock) || !php_lock_wait_arg(blocking, timeout, timeout_null, 2, &wait_ms)) {
 		RETURN_THROWS();
 	}
+	if (mode == LKC_MODE_SHARED && !(php_lock_store_of(lock)->ops->caps & LKC_CAP_SHARED)) {
+		/* A store without shared holds takes an exclusive one, as Symfony's Lock does (API.md). */
+		mode = LKC_MODE_EXCLUSIVE;
+	}
 	held = php_lock_take(lock, mode, wait_ms);
 	if (EG(exception)) {
 		RETURN_THROWS();

@@ -1,4 +1,4 @@
-/* Lock\Store\FlockStore, SemaphoreStore, RedisStore and PostgresStore: PHP handles on core stores. */
+/* Lock\Store\FlockStore, SemaphoreStore, RedisStore, PostgresStore and MysqlStore: PHP handles on core stores. */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -17,6 +17,7 @@ zend_class_entry *php_lock_ce_flock_store;
 zend_class_entry *php_lock_ce_semaphore_store;
 zend_class_entry *php_lock_ce_redis_store;
 zend_class_entry *php_lock_ce_postgres_store;
+zend_class_entry *php_lock_ce_mysql_store; /* MySQL store */
 
 static zend_object_handlers php_lock_store_handlers;
 
@@ -851,6 +852,233 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 #endif
 }
 
+/* --- MySQL store --- */
+/* Whether scheme names the MySQL store. */
+static bool php_lock_my_scheme(const char *scheme)
+{
+	return strcmp(scheme, "mysql") == 0 || strcmp(scheme, "mariadb") == 0;
+}
+
+#ifdef HAVE_LOCK_MYSQL
+/* The options of MysqlStore, and the DSN query keys. */
+static const php_lock_opt php_lock_my_options[] = {
+	{"prefix", OPT_STRING},
+	{"timeout", OPT_FLOAT},
+	{"persistent", OPT_BOOL},
+	{"username", OPT_NULLABLE_STRING},
+	{"password", OPT_NULLABLE_STRING},
+	{"database", OPT_NULLABLE_STRING},
+	{"holds", OPT_STRING},
+	{NULL, OPT_INT},
+};
+
+/* Applies one MySQL setting (from the DSN query or the options array) to cfg; false when it threw. */
+static bool php_lock_my_setting(lkc_my_config *cfg, const char *name, zval *value, uint32_t arg_num, const char *kind)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "%s \"%s\"", kind, name);
+	if (strcmp(name, "prefix") == 0) {
+		php_lock_set_str(&cfg->prefix, Z_STRVAL_P(value), Z_STRLEN_P(value));
+		cfg->prefix_len = Z_STRLEN_P(value);
+	} else if (strcmp(name, "timeout") == 0) {
+		int64_t ms;
+		if (!php_lock_duration_to_ms(zval_get_double(value), arg_num, what, false, &ms)) {
+			return false;
+		}
+		cfg->timeout_ms = ms;
+	} else if (strcmp(name, "persistent") == 0) {
+		cfg->persistent = zend_is_true(value);
+	} else if (strcmp(name, "holds") == 0) {
+		/* Only session holds are built; 'table' (expiring holds in a table) is to come. */
+		if (strcmp(Z_STRVAL_P(value), "session") != 0) {
+			zend_argument_value_error(arg_num, "%s must be \"session\" (the only kind of hold this version has)", what);
+			return false;
+		}
+	} else {
+		char **slot = name[0] == 'u' ? &cfg->user : name[0] == 'p' ? &cfg->password : &cfg->dbname;
+		if (Z_TYPE_P(value) == IS_NULL) {
+			php_lock_set_str(slot, NULL, 0);
+		} else if (Z_STRLEN_P(value) == 0 || memchr(Z_STRVAL_P(value), '\0', Z_STRLEN_P(value)) != NULL) {
+			zend_argument_value_error(arg_num, "%s must be a non-empty string without NUL bytes", what);
+			return false;
+		} else {
+			php_lock_set_str(slot, Z_STRVAL_P(value), Z_STRLEN_P(value));
+		}
+	}
+	return true;
+}
+
+/* Percent-decodes a DSN host in place (a socket path is written %2F...); false when malformed. */
+static bool php_lock_my_decode_host(char *host)
+{
+	char *out = host;
+
+	for (const char *in = host; *in != '\0'; in++) {
+		if (*in == '%') {
+			int hi = isxdigit((unsigned char) in[1]) ? (isdigit((unsigned char) in[1]) ? in[1] - '0' : (tolower((unsigned char) in[1]) - 'a' + 10)) : -1;
+			int lo = hi >= 0 && isxdigit((unsigned char) in[2]) ? (isdigit((unsigned char) in[2]) ? in[2] - '0' : (tolower((unsigned char) in[2]) - 'a' + 10)) : -1;
+			if (lo < 0 || (hi == 0 && lo == 0)) {
+				return false;
+			}
+			*out++ = (char) (hi * 16 + lo);
+			in += 2;
+		} else {
+			*out++ = *in;
+		}
+	}
+	*out = '\0';
+	return true;
+}
+
+/* Fills cfg from a mysql:// DSN; false when it threw. */
+static bool php_lock_my_dsn(lkc_my_config *cfg, const char *dsn, size_t dsn_len, uint32_t arg_num)
+{
+	lkc_dsn parsed;
+	lkc_err err;
+	bool ok = false;
+
+	lkc_err_clear(&err);
+	if (lkc_dsn_parse(dsn, dsn_len, &parsed, &err) != LKC_OK) {
+		zend_argument_value_error(arg_num, "is not a valid DSN: %s", err.msg);
+		return false;
+	}
+	if (!php_lock_my_scheme(parsed.scheme)) {
+		zend_argument_value_error(arg_num, "must use the mysql: scheme, \"%s\" given", parsed.scheme);
+		goto done;
+	}
+	if (parsed.host == NULL || parsed.host[0] == '\0') {
+		zend_argument_value_error(arg_num, "must name a host, or a socket path written as %%2F... (mysql://user@%%2Frun%%2Fmysqld%%2Fmysqld.sock/db)");
+		goto done;
+	}
+	if (strchr(parsed.host, ',') != NULL) {
+		zend_argument_value_error(arg_num, "must name one host");
+		goto done;
+	}
+	if (!php_lock_my_decode_host(parsed.host)) {
+		zend_argument_value_error(arg_num, "has a bad percent escape in the host ('%%' must be followed by two hex digits, not %%00)");
+		goto done;
+	}
+	if (strchr(parsed.host, '/') != NULL && parsed.host[0] != '/') {
+		zend_argument_value_error(arg_num, "has an invalid host: a socket path must be absolute, written as %%2F...");
+		goto done;
+	}
+	if (parsed.host[0] == '/' && parsed.port) {
+		zend_argument_value_error(arg_num, "must not have a port with a socket path");
+		goto done;
+	}
+	php_lock_set_str(&cfg->host, parsed.host, strlen(parsed.host));
+	if (parsed.port) {
+		cfg->port = parsed.port;
+	}
+	if (parsed.path != NULL && parsed.path[0] != '\0' && strcmp(parsed.path, "/") != 0) {
+		const char *db = parsed.path + 1;
+		if (strchr(db, '/') != NULL) {
+			/* The path is not quoted: an unencoded '/' in a password lands there. */
+			zend_argument_value_error(arg_num, "must have a database name as its path, with no '/' in it");
+			goto done;
+		}
+		php_lock_set_str(&cfg->dbname, db, strlen(db));
+	}
+	if (parsed.user != NULL && parsed.user[0] != '\0') {
+		php_lock_set_str(&cfg->user, parsed.user, strlen(parsed.user));
+	}
+	if (parsed.password != NULL) {
+		php_lock_set_str(&cfg->password, parsed.password, strlen(parsed.password));
+	}
+	for (size_t i = 0; i < parsed.nparams; i++) {
+		const php_lock_opt *opt = NULL;
+		zval value;
+		bool applied;
+
+		for (const php_lock_opt *o = php_lock_my_options; o->name; o++) {
+			if (strcmp(parsed.param_keys[i], o->name) == 0) {
+				opt = o;
+				break;
+			}
+		}
+		if (opt == NULL) {
+			/* Not quoted: an unencoded '?' in a password lands in the query. */
+			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds)");
+			goto done;
+		}
+		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
+			goto done;
+		}
+		applied = php_lock_my_setting(cfg, opt->name, &value, arg_num, "query parameter");
+		zval_ptr_dtor(&value);
+		if (!applied) {
+			goto done;
+		}
+	}
+	ok = true;
+done:
+	lkc_dsn_free(&parsed);
+	return ok;
+}
+#endif
+
+/* Opens a MySQL store from a DSN and an options array into obj; false when it threw. */
+static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTable *options, uint32_t options_arg)
+{
+#ifdef HAVE_LOCK_MYSQL
+	lkc_my_config cfg;
+	zend_string *ns;
+	lkc_err err;
+	zend_string *key;
+	zval *value;
+
+	if (options && !php_lock_options_check(options, php_lock_my_options, options_arg)) {
+		return false;
+	}
+	lkc_my_config_init(&cfg);
+	if (!php_lock_my_dsn(&cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
+		lkc_my_config_free(&cfg);
+		return false;
+	}
+	if (options) {
+		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
+			ZVAL_DEREF(value);
+			if (!php_lock_my_setting(&cfg, ZSTR_VAL(key), value, options_arg, "option")) {
+				lkc_my_config_free(&cfg);
+				return false;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+	lkc_err_clear(&err);
+	if (lkc_my_open(&obj->store, &cfg, &err) != LKC_OK) {
+		lkc_my_config_free(&cfg);
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	/* GET_LOCK names are server-wide: two MysqlStores share their locks when they reach one server under one prefix. */
+	ns = strpprintf(0, "%s ", lkc_my_endpoint(obj->store));
+	if (cfg.prefix != NULL) {
+		zend_string *server = ns;
+
+		ns = zend_string_concat2(ZSTR_VAL(server), ZSTR_LEN(server), cfg.prefix, cfg.prefix_len);
+		zend_string_release(server);
+	}
+	lkc_my_config_free(&cfg);
+	obj->store->ns = malloc(ZSTR_LEN(ns));
+	if (obj->store->ns != NULL) {
+		memcpy(obj->store->ns, ZSTR_VAL(ns), ZSTR_LEN(ns));
+		obj->store->ns_len = ZSTR_LEN(ns);
+	}
+	zend_string_release(ns);
+	return true;
+#else
+	(void) obj;
+	(void) dsn;
+	(void) options;
+	(void) options_arg;
+	zend_throw_exception(php_lock_ce_lock_exception,
+		"The MysqlStore was not built: this lock extension was compiled without libmariadb (install libmariadb-dev and rebuild)", 0);
+	return false;
+#endif
+}
+/* --- end MySQL store --- */
+
 bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_num)
 {
 	lkc_dsn parsed;
@@ -884,11 +1112,16 @@ bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_
 		object_init_ex(return_value, php_lock_ce_postgres_store);
 		obj = php_lock_store_from_obj(Z_OBJ_P(return_value));
 		ok = php_lock_pg_init(obj, dsn, NULL, arg_num);
+	} else if (php_lock_my_scheme(parsed.scheme)) {
+		/* MySQL store */
+		object_init_ex(return_value, php_lock_ce_mysql_store);
+		obj = php_lock_store_from_obj(Z_OBJ_P(return_value));
+		ok = php_lock_my_init(obj, dsn, NULL, arg_num);
 	} else if (strcmp(parsed.scheme, "redlock") == 0) {
 		zend_argument_value_error(arg_num, "uses the %s: scheme, which this version does not support yet", parsed.scheme);
 	} else {
 		zend_argument_value_error(arg_num, "has unknown scheme \"%s\" (expected flock:, semaphore:, redis:, rediss:, "
-			"redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster: or pgsql:)", parsed.scheme);
+			"redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster:, pgsql: or mysql:)", parsed.scheme);
 	}
 	if (!ok && Z_TYPE_P(return_value) == IS_OBJECT) {
 		zval_ptr_dtor(return_value);
@@ -984,6 +1217,29 @@ ZEND_METHOD(Lock_Store_PostgresStore, __construct)
 		RETURN_THROWS();
 	}
 }
+
+/* --- MySQL store --- */
+ZEND_METHOD(Lock_Store_MysqlStore, __construct)
+{
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *dsn;
+	HashTable *options = NULL;
+
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_STR(dsn)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT(options)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (obj->store) {
+		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
+		RETURN_THROWS();
+	}
+	if (!php_lock_my_init(obj, dsn, options, 2)) {
+		RETURN_THROWS();
+	}
+}
+/* --- end MySQL store --- */
 
 /* isLocked() (force == false) and forceRelease() (force == true) of every store. */
 static void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
@@ -1122,6 +1378,28 @@ ZEND_METHOD(Lock_Store_PostgresStore, forceRelease)
 	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
 }
 
+/* --- MySQL store --- */
+ZEND_METHOD(Lock_Store_MysqlStore, supports)
+{
+	php_lock_store_supports(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_MysqlStore, waitUntilFree)
+{
+	php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+ZEND_METHOD(Lock_Store_MysqlStore, isLocked)
+{
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);
+}
+
+ZEND_METHOD(Lock_Store_MysqlStore, forceRelease)
+{
+	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
+}
+/* --- end MySQL store --- */
+
 ZEND_METHOD(Lock_Store_FlockStore, isLocked)
 {
 	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, false);
@@ -1163,4 +1441,5 @@ void php_lock_setup_store_classes(void)
 	php_lock_ce_semaphore_store->create_object = php_lock_store_create;
 	php_lock_ce_redis_store->create_object = php_lock_store_create;
 	php_lock_ce_postgres_store->create_object = php_lock_store_create;
+	php_lock_ce_mysql_store->create_object = php_lock_store_create; /* MySQL store */
 }

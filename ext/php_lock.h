@@ -66,6 +66,7 @@ extern zend_class_entry *php_lock_ce_flock_store;
 extern zend_class_entry *php_lock_ce_semaphore_store;
 extern zend_class_entry *php_lock_ce_redis_store;
 extern zend_class_entry *php_lock_ce_postgres_store;
+extern zend_class_entry *php_lock_ce_mysql_store; /* MySQL store */
 
 /* lock_util.c, below every class: the one place where core result codes become PHP exceptions. */
 void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold);

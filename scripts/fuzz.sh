@@ -62,7 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Every core file but the one a harness compiles in itself; hiredis for the Redis store,
+# Every core file but the one a harness compiles in itself; hiredis and OpenSSL for the Redis store,
 # libpq for the PostgreSQL store (left out when libpq is missing, as ./configure does).
 core_sources() {
 	local skip=$1 f
@@ -75,8 +75,9 @@ core_sources() {
 
 cflags=(-std=c11 -g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
 	-fno-sanitize-recover=undefined -Wall -Wextra -Werror -D_GNU_SOURCE)
-read -r -a hiredis_cflags <<<"$(pkg-config --cflags hiredis)"
-read -r -a hiredis_libs <<<"$(pkg-config --libs hiredis)"
+# OpenSSL for the Redis store's TLS (lkc_redis_conn.c).
+read -r -a hiredis_cflags <<<"$(pkg-config --cflags hiredis openssl)"
+read -r -a hiredis_libs <<<"$(pkg-config --libs hiredis openssl)"
 if pkg-config --exists libpq; then
 	read -r -a libpq_cflags <<<"$(pkg-config --cflags libpq)"
 	read -r -a libpq_libs <<<"$(pkg-config --libs libpq)"

@@ -11,6 +11,8 @@ packages=(
 	redis-server valgrind curl php8.2-fpm
 	# the PostgreSQL store: libpq to build it, a server of the tests' own (scripts/pg-test-server.sh)
 	postgresql-15 libpq-dev
+	# the MySQL store: libmariadb to build it, a server of the tests' own (scripts/my-test-server.sh)
+	mariadb-server libmariadb-dev
 	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline
 	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
 	# fuzzing the C core with libFuzzer (scripts/fuzz.sh)
@@ -66,12 +68,24 @@ system_pg_pids() {
 	done
 }
 
+# --- MySQL store: the pid of the system MariaDB, or nothing when it is not running ---
+system_my_pid() {
+	local pidfile=/run/mysqld/mysqld.pid pid
+	[[ -s $pidfile ]] || return 0
+	pid=$(cat "$pidfile")
+	if [[ $pid =~ ^[0-9]+$ && -d /proc/$pid ]]; then
+		printf '%s\n' "$pid"
+	fi
+}
+# --- end MySQL store ---
+
 policy=/usr/sbin/policy-rc.d
 policy_saved=
 policy_ours=0
 log=$(mktemp)
 redis_before=$(system_redis_pid)
 pg_before=$(system_pg_pids)
+my_before=$(system_my_pid) # MySQL store
 
 # Puts back whatever policy-rc.d was there before, on every way out.
 restore_policy() {
@@ -118,5 +132,12 @@ if [[ -z $pg_before ]]; then
 		"${sudo[@]}" kill "$pid"
 	done
 fi
+
+# --- MySQL store: likewise a system MariaDB that the mariadb-server package started: the tests start their own ---
+my_after=$(system_my_pid)
+if [[ -z $my_before && -n $my_after ]]; then
+	"${sudo[@]}" kill "$my_after"
+fi
+# --- end MySQL store ---
 
 echo "install-deps: ran apt-get update and installed ${#missing[@]} missing package(s): ${missing[*]}"

@@ -30,6 +30,7 @@ done
 work="$root/.test-run"
 # A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
 "$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
+"$root/scripts/my-test-server.sh" stop "$work/mysql" 2>/dev/null # MySQL store
 rm -rf "$work"
 mkdir -p "$work"
 
@@ -68,6 +69,7 @@ cleanup() {
 	fi
 	"$root/scripts/redis-topology.sh" stop "$work/topology"
 	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
+	"$root/scripts/my-test-server.sh" stop "$work/mysql" 2>/dev/null # MySQL store
 }
 trap cleanup EXIT
 
@@ -88,6 +90,8 @@ if [ ${#only[@]} -eq 0 ]; then
 	check package "$root/scripts/check-package.sh"
 	# The PostgreSQL store is optional: the build without libpq still compiles and says so.
 	check build-without-libpq "$root/scripts/check-no-pgsql.sh"
+	# --- MySQL store: optional too; the build without libmariadb still compiles and says so ---
+	check build-without-libmariadb "$root/scripts/check-no-mysql.sh"
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
@@ -163,6 +167,18 @@ else
 	tail -n 20 "$work/pgsql-start.log" >&2
 	record "PostgreSQL test server" 0 1 0
 fi
+# --- MySQL store ---
+# A MariaDB of our own (mariadb-install-db in $work/mysql, a free loopback port and a socket,
+# run as nobody when we are root), for the MysqlStore tests; stopped by cleanup.
+if my_dsn=$("$root/scripts/my-test-server.sh" start "$work/mysql" 2>"$work/mysql-start.log"); then
+	export LOCK_TEST_MYSQL_DSN=$my_dsn
+	export LOCK_TEST_MYSQL_SOCKET="$work/mysql/sock"
+else
+	echo "test: cannot start MariaDB for the MysqlStore tests:" >&2
+	tail -n 20 "$work/mysql-start.log" >&2
+	record "MariaDB test server" 0 1 0
+fi
+# --- end MySQL store ---
 
 # run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on
 # the second attempt as a warning, with the first attempt's output gone. A test that passes

@@ -188,4 +188,23 @@ namespace Lock\Store {
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
     }
+
+    /* --- MySQL store --- */
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
+    final class MysqlStore implements \Lock\Store
+    {
+        public function __construct(#[\SensitiveParameter] string $dsn, #[\SensitiveParameter] array $options = []) {}
+
+        public function supports(int $capability): bool {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+    }
+    /* --- end MySQL store --- */
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 46b1b8fd505c0ca41447fe04135e2656f4ea6ca2 */
+ * Stub hash: 8188131078b8362e11c59c7d9f0acb619061ecc2 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_supports, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, capability, IS_LONG, 0)
@@ -141,6 +141,16 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_PostgresStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
+#define arginfo_class_Lock_Store_MysqlStore___construct arginfo_class_Lock_Store_PostgresStore___construct
+
+#define arginfo_class_Lock_Store_MysqlStore_supports arginfo_class_Lock_Store_supports
+
+#define arginfo_class_Lock_Store_MysqlStore_isLocked arginfo_class_Lock_Store_isLocked
+
+#define arginfo_class_Lock_Store_MysqlStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+#define arginfo_class_Lock_Store_MysqlStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
 
 ZEND_METHOD(Lock_Lock, __construct);
 ZEND_METHOD(Lock_Lock, acquire);
@@ -180,6 +190,11 @@ ZEND_METHOD(Lock_Store_PostgresStore, supports);
 ZEND_METHOD(Lock_Store_PostgresStore, isLocked);
 ZEND_METHOD(Lock_Store_PostgresStore, forceRelease);
 ZEND_METHOD(Lock_Store_PostgresStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_MysqlStore, __construct);
+ZEND_METHOD(Lock_Store_MysqlStore, supports);
+ZEND_METHOD(Lock_Store_MysqlStore, isLocked);
+ZEND_METHOD(Lock_Store_MysqlStore, forceRelease);
+ZEND_METHOD(Lock_Store_MysqlStore, waitUntilFree);
 
 
 static const zend_function_entry class_Lock_LockException_methods[] = {
@@ -280,6 +295,16 @@ static const zend_function_entry class_Lock_Store_PostgresStore_methods[] = {
 	ZEND_ME(Lock_Store_PostgresStore, isLocked, arginfo_class_Lock_Store_PostgresStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_PostgresStore, forceRelease, arginfo_class_Lock_Store_PostgresStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_PostgresStore, waitUntilFree, arginfo_class_Lock_Store_PostgresStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_MysqlStore_methods[] = {
+	ZEND_ME(Lock_Store_MysqlStore, __construct, arginfo_class_Lock_Store_MysqlStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MysqlStore, supports, arginfo_class_Lock_Store_MysqlStore_supports, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MysqlStore, isLocked, arginfo_class_Lock_Store_MysqlStore_isLocked, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MysqlStore, forceRelease, arginfo_class_Lock_Store_MysqlStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MysqlStore, waitUntilFree, arginfo_class_Lock_Store_MysqlStore_waitUntilFree, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -450,6 +475,23 @@ static zend_class_entry *register_class_Lock_Store_PostgresStore(zend_class_entr
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "PostgresStore", class_Lock_Store_PostgresStore_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 0, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	zend_add_parameter_attribute(zend_hash_str_find_ptr(&class_entry->function_table, "__construct", sizeof("__construct") - 1), 1, ZSTR_KNOWN(ZEND_STR_SENSITIVEPARAMETER), 0);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store_MysqlStore(zend_class_entry *class_entry_Lock_Store)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "MysqlStore", class_Lock_Store_MysqlStore_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 	zend_class_implements(class_entry, 1, class_entry_Lock_Store);

@@ -133,7 +133,7 @@ typedef struct lkc_hold {
 	int semid;               /* semaphore: the set's id, -1 when unknown */
 	int32_t semkey;          /* semaphore: the IPC key */
 	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
-	void *session;           /* pgsql: the server session that holds it while held, NULL when none */
+	void *session;           /* pgsql, mysql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
 } lkc_hold;
 
@@ -377,6 +377,38 @@ const char *lkc_pg_endpoint(const lkc_store *store);
 void lkc_pg_pool_shutdown(void);
 /* libpq's version, "major.minor". */
 const char *lkc_pg_libpq_version(void);
+
+/* --- MySQL store (lkc_mysql.c) --- */
+/* MySQL/MariaDB connection settings. Strings are owned by the config (lkc_my_config_free). */
+typedef struct {
+	char *host;             /* TCP host, or a unix socket path (starts with '/') */
+	int port;               /* 3306 unless set */
+	char *user;             /* NULL: the library's default (the OS user) */
+	char *password;         /* NULL: none */
+	char *dbname;           /* NULL: none (fencing tokens then cannot have their table) */
+	char *prefix;           /* hashed into every lock name, may hold any bytes */
+	size_t prefix_len;
+	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
+	int persistent;         /* keep idle connections for the next store of the same process */
+} lkc_my_config;
+
+void lkc_my_config_init(lkc_my_config *cfg);
+void lkc_my_config_free(lkc_my_config *cfg);
+/* Opens a MySQL store (no connection yet: the first operation connects); copies cfg. */
+lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err);
+/*
+ * The GET_LOCK name of a resource, 64 characters: "lock:" and the first 59 lowercase
+ * hex digits of SHA-256 over the prefix's length (4 bytes, big-endian), the prefix and
+ * the resource. -1 when out of memory.
+ */
+int lkc_my_name(const char *prefix, size_t prefix_len, const char *resource, size_t len, char out[65]);
+/* "host:port" or the socket path, for messages (never the password). */
+const char *lkc_my_endpoint(const lkc_store *store);
+/* Closes every pooled persistent connection (module shutdown). */
+void lkc_my_pool_shutdown(void);
+/* The client library's version. */
+const char *lkc_my_client_version(void);
+/* --- end MySQL store --- */
 
 /* A parsed DSN. */
 typedef struct {

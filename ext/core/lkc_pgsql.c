@@ -67,6 +67,7 @@ typedef struct {
 	lkc_pg_conn *idle;
 	unsigned nidle;
 	int fencing_table;           /* the fencing table is known to exist */
+	int timed_out;               /* the last statement got no answer in time (its connection was given up) */
 } lkc_pg_store;
 
 /* The process's idle connections of persistent stores, each under its store's pool_key. */
@@ -373,6 +374,7 @@ static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int 
 	int sent;
 
 	*out = NULL;
+	s->timed_out = 0;
 	sent = nparams > 0 ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) : PQsendQuery(c->pg, sql);
 	if (!sent) {
 		char line[256];
@@ -401,6 +403,7 @@ static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int 
 			}
 			if (ready == 0) {
 				PQclear(keep);
+				s->timed_out = 1;
 				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: no answer within %" PRId64 " ms",
 					s->endpoint, s->timeout_ms);
 			}
@@ -528,6 +531,15 @@ static lkc_rc lkc_pg_gone(lkc_pg_store *s, lkc_hold *hold, lkc_err *err)
 	char key[24];
 	int locked = 0;
 	lkc_rc rc;
+
+	if (s->timed_out && err->code == LKC_ERR_IO) {
+		/*
+		 * We gave the session up ourselves, for want of an answer: the server may not
+		 * know yet and show it as the holder. That is a failure to report, not a loss.
+		 */
+		s->timed_out = 0;
+		return LKC_ERR_IO;
+	}
 
 	if ((rc = lkc_pg_key_text(s, hold->resource, hold->resource_len, key, err)) != LKC_OK) {
 		return rc;

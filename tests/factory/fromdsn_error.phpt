@@ -10,7 +10,7 @@ $bad = [
     '',
     'nonsense',
     '://host',
-    'mysql://127.0.0.1:3306',
+    'mongodb://127.0.0.1:27017',
     'file:///tmp',
     'redis',
     'redis:',
@@ -43,7 +43,7 @@ foreach ($bad as $dsn) {
     }
 }
 // The message names the scheme that is unknown, and the query parameter that is wrong.
-lock_test_expect_throw(fn () => Lock\Factory::fromDsn('mysql://127.0.0.1:3306'));
+lock_test_expect_throw(fn () => Lock\Factory::fromDsn('mongodb://127.0.0.1:27017'));
 lock_test_expect_throw(fn () => Lock\Factory::fromDsn('redis://127.0.0.1:6379?timeout=-1'));
 lock_test_expect_throw(fn () => Lock\Factory::fromDsn('redis://127.0.0.1:6379?prefix=a&unknown=1'));
 ?>
@@ -51,7 +51,7 @@ lock_test_expect_throw(fn () => Lock\Factory::fromDsn('redis://127.0.0.1:6379?pr
 "": ValueError
 "nonsense": ValueError
 ":\/\/host": ValueError
-"mysql:\/\/127.0.0.1:3306": ValueError
+"mongodb:\/\/127.0.0.1:27017": ValueError
 "file:\/\/\/tmp": ValueError
 "redis": ValueError
 "redis:": ValueError
@@ -71,6 +71,6 @@ lock_test_expect_throw(fn () => Lock\Factory::fromDsn('redis://127.0.0.1:6379?pr
 "flock:?mode=1": ValueError
 "semaphore:\/\/host": ValueError
 "semaphore:\/some\/path": ValueError
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) %smysql%s
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) %smongodb%s
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) %stimeout%s
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) %sunknown%s

@@ -1,0 +1,1048 @@
+/*
+ * The MySQL store: session holds with GET_LOCK through MariaDB Connector/C.
+ *
+ * A resource maps to one lock name (lkc_my_name). Every hold has a connection
+ * (a server session) of its own, taken from the store's idle connections or
+ * opened, and kept while the hold lives; the session holds the name with
+ * GET_LOCK and gives the connection back idle, holding nothing, when released.
+ * GET_LOCK is re-entrant within a session, so two holds never share one: two
+ * lock objects of one process then conflict on the server as two processes do.
+ * The server frees a hold when its session ends: the process died, the
+ * connection dropped, or forceRelease() killed the session.
+ *
+ * Every call goes through the library's non-blocking API and our own poll(),
+ * so each one is bounded by the store's timeout, and a blocking GET_LOCK (the
+ * server's own wait queue, bounded by its timeout argument) can be ended by a
+ * signal the host wants handled: a second session sends KILL QUERY, and the
+ * waiting session is then closed, so that nothing it may have taken stays.
+ *
+ * Fencing tokens come from a table, lock_fencing (name, token), created in the
+ * DSN's database when missing: the holder's session increments the name's row
+ * while it holds the name, so tokens strictly increase.
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "lkc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mysql.h>
+#include <errmsg.h>
+#include <mysqld_error.h>
+
+/* Idle connections a store keeps for its next holds; more are closed. */
+#define LKC_MY_IDLE_MAX 8
+/* Idle connections the process keeps for persistent stores, across requests. */
+#define LKC_MY_POOL_MAX 16
+/* The GET_LOCK timeout of a wait without end (a year); the wait is asked again when it passes. */
+#define LKC_MY_FOREVER_S 31536000
+/* A lock name: the tag and 59 hex digits of SHA-256, 64 characters, GET_LOCK's limit on MySQL. */
+#define LKC_MY_TAG "lock:"
+#define LKC_MY_NAME_LEN 64
+
+/* One server session. */
+typedef struct lkc_my_conn {
+	MYSQL *my;
+	pid_t pid;                   /* the process that opened it: a forked child never uses it */
+	int mariadb;                 /* the server is MariaDB (else MySQL): how a wait lifts the statement time limit */
+	struct lkc_my_conn *next;    /* in an idle list */
+} lkc_my_conn;
+
+typedef struct {
+	lkc_store base;
+	char *host;                  /* TCP host, NULL for a socket */
+	char *socket;                /* unix socket path, NULL for TCP */
+	int port;
+	char *user;
+	char *password;
+	char *dbname;
+	char *endpoint;              /* "host:port" or the socket path, for messages */
+	char *pool_key;              /* what a persistent connection must match to be reused */
+	unsigned char *prefix;
+	size_t prefix_len;
+	int64_t timeout_ms;
+	int persistent;
+	lkc_my_conn *idle;
+	unsigned nidle;
+} lkc_my_store;
+
+/* The process's idle connections of persistent stores, each under its store's pool_key. */
+typedef struct lkc_my_pooled {
+	char *key;
+	lkc_my_conn *conn;
+	struct lkc_my_pooled *next;
+} lkc_my_pooled;
+
+static lkc_my_pooled *lkc_my_pool;
+static unsigned lkc_my_pool_count;
+
+static const lkc_store_ops lkc_my_ops;
+
+int lkc_my_name(const char *prefix, size_t prefix_len, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char d[32];
+	unsigned char small[512];
+	unsigned char *buf = small;
+	size_t total = 4 + prefix_len + len;
+	size_t tag = sizeof(LKC_MY_TAG) - 1;
+
+	if (total > sizeof(small)) {
+		buf = malloc(total);
+	}
+	if (buf == NULL) {
+		return -1;
+	}
+	buf[0] = (unsigned char) (prefix_len >> 24);
+	buf[1] = (unsigned char) (prefix_len >> 16);
+	buf[2] = (unsigned char) (prefix_len >> 8);
+	buf[3] = (unsigned char) prefix_len;
+	if (prefix_len > 0) {
+		memcpy(buf + 4, prefix, prefix_len);
+	}
+	memcpy(buf + 4 + prefix_len, resource, len);
+	lkc_sha256(buf, total, d);
+	if (buf != small) {
+		free(buf);
+	}
+	memcpy(out, LKC_MY_TAG, tag);
+	/* Lowercase hex: a case-insensitive server cannot fold two names into one. */
+	for (size_t i = 0; tag + i < LKC_MY_NAME_LEN; i++) {
+		out[tag + i] = hex[(i % 2 == 0) ? d[i / 2] >> 4 : d[i / 2] & 15];
+	}
+	out[LKC_MY_NAME_LEN] = '\0';
+	return 0;
+}
+
+const char *lkc_my_client_version(void)
+{
+	return mysql_get_client_info();
+}
+
+/*
+ * Closes a connection. One a parent process opened, or one left in the middle of
+ * a call, is closed on our side only: its socket is pointed at /dev/null first,
+ * so that the library's goodbye never reaches a parent's session or waits.
+ */
+static void lkc_my_conn_close_how(lkc_my_conn *c, int abrupt)
+{
+	if (c == NULL) {
+		return;
+	}
+	if (abrupt || c->pid != lkc_pid()) {
+		int fd = (int) mysql_get_socket(c->my);
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0 && null >= 0) {
+			dup2(null, fd);
+		}
+		if (null >= 0) {
+			close(null);
+		}
+	}
+	mysql_close(c->my);
+	free(c);
+}
+
+static void lkc_my_conn_close(lkc_my_conn *c)
+{
+	lkc_my_conn_close_how(c, 0);
+}
+
+/* Ends a connection that is broken or in the middle of a call: the server frees what its session held. */
+static void lkc_my_conn_drop(lkc_my_conn *c)
+{
+	lkc_my_conn_close_how(c, 1);
+}
+
+/*
+ * Waits for what the library asked (status) until deadline: the ready status to
+ * go on with, 0 when the deadline passed, -1 when poll failed, -2 when a signal
+ * the host wants handled ended the wait (only when abortable).
+ */
+static int lkc_my_wait(MYSQL *my, int status, uint64_t deadline, int abortable)
+{
+	uint64_t lib_deadline = 0;
+
+	if (status & MYSQL_WAIT_TIMEOUT) {
+		lib_deadline = lkc_now_ns() + (uint64_t) mysql_get_timeout_value_ms(my) * 1000000u;
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = (int) mysql_get_socket(my), .events = 0, .revents = 0 };
+		int64_t ms = lkc_ms_left(deadline);
+		int64_t lib_ms = lib_deadline != 0 ? lkc_ms_left(lib_deadline) : INT64_MAX;
+		int n;
+
+		if (status & MYSQL_WAIT_READ) {
+			pfd.events |= POLLIN;
+		}
+		if (status & MYSQL_WAIT_WRITE) {
+			pfd.events |= POLLOUT;
+		}
+		if (status & MYSQL_WAIT_EXCEPT) {
+			pfd.events |= POLLPRI;
+		}
+		if (lib_ms < ms) {
+			ms = lib_ms;
+		}
+		n = poll(&pfd, 1, ms > 60000 ? 60000 : (int) ms);
+		if (n > 0) {
+			int ready = 0;
+
+			if (pfd.revents & (POLLIN | POLLHUP | POLLERR)) {
+				ready |= MYSQL_WAIT_READ;
+			}
+			if (pfd.revents & (POLLOUT | POLLHUP | POLLERR)) {
+				ready |= MYSQL_WAIT_WRITE;
+			}
+			if (pfd.revents & POLLPRI) {
+				ready |= MYSQL_WAIT_EXCEPT;
+			}
+			return (ready & status) != 0 ? (ready & status) : status & (MYSQL_WAIT_READ | MYSQL_WAIT_WRITE);
+		}
+		if (n == 0) {
+			if (lib_deadline != 0 && lkc_ms_left(lib_deadline) == 0) {
+				return MYSQL_WAIT_TIMEOUT;
+			}
+			if (lkc_ms_left(deadline) == 0) {
+				return 0;
+			}
+			continue;
+		}
+		if (errno != EINTR) {
+			return -1;
+		}
+		if (abortable && lkc_interrupted()) {
+			return -2;
+		}
+	}
+}
+
+/* The deadline of a call that does not wait for a lock. */
+static uint64_t lkc_my_deadline(const lkc_my_store *s)
+{
+	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+}
+
+/* Opens a new session within the store's timeout. */
+static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
+{
+	uint64_t deadline = lkc_my_deadline(s);
+	unsigned int protocol = s->socket != NULL ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
+	unsigned int seconds = (unsigned int) ((s->timeout_ms + 999) / 1000);
+	MYSQL *my = mysql_init(NULL);
+	MYSQL *ret = NULL;
+	lkc_my_conn *c;
+	int status;
+
+	if (my == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "MySQL at %s: out of memory", s->endpoint);
+	}
+	/* TCP even for "localhost" (which the library would take for its default socket), and no option files. */
+	mysql_options(my, MYSQL_OPT_NONBLOCK, 0);
+	mysql_options(my, MYSQL_OPT_PROTOCOL, &protocol);
+	mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &seconds);
+	status = mysql_real_connect_start(&ret, my, s->host, s->user, s->password, s->dbname,
+		s->socket != NULL ? 0 : (unsigned int) s->port, s->socket, 0);
+	while (status != 0) {
+		int ready = lkc_my_wait(my, status, deadline, 0);
+
+		if (ready <= 0) {
+			int fd = (int) mysql_get_socket(my);
+			int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+			if (fd >= 0 && null >= 0) {
+				dup2(null, fd);
+			}
+			if (null >= 0) {
+				close(null);
+			}
+			mysql_close(my);
+			if (ready == 0) {
+				return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: cannot connect: timed out after %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+			}
+			return lkc_err_errno(err, LKC_ERR_IO, errno, "MySQL at %s: cannot connect", s->endpoint);
+		}
+		status = mysql_real_connect_cont(&ret, my, ready);
+	}
+	if (ret == NULL) {
+		unsigned int n = mysql_errno(my);
+		/* A server that answered and said no (user, password, database) refused; anything else is unreachable. */
+		lkc_rc rc = n >= 2000 && n < 3000 ? LKC_ERR_IO : LKC_ERR_REFUSED;
+
+		lkc_err_set(err, rc, "MySQL at %s: cannot connect: %s", s->endpoint, mysql_error(my));
+		mysql_close(my);
+		return rc;
+	}
+	{
+		/* The client notices a dead server on an idle held connection too. */
+		int on = 1;
+		int fd = (int) mysql_get_socket(my);
+
+		if (fd >= 0 && s->socket == NULL) {
+			setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+		}
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		mysql_close(my);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "MySQL at %s: out of memory", s->endpoint);
+	}
+	c->my = my;
+	c->pid = lkc_pid();
+	c->mariadb = strstr(mysql_get_server_info(my), "MariaDB") != NULL;
+	*out = c;
+	return LKC_OK;
+}
+
+/*
+ * Whether an idle connection can serve again: ours and silent. An idle session
+ * has nothing to say: anything to read is the end of the stream (a restart, a KILL).
+ */
+static int lkc_my_reusable(const lkc_my_conn *c)
+{
+	struct pollfd pfd;
+
+	if (c->pid != lkc_pid()) {
+		return 0;
+	}
+	pfd.fd = (int) mysql_get_socket(c->my);
+	pfd.events = POLLIN;
+	pfd.revents = 0;
+	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/* A session for one hold or one request: an idle one of the store or the process, or a new one. */
+static lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
+{
+	while (s->idle != NULL) {
+		lkc_my_conn *c = s->idle;
+
+		s->idle = c->next;
+		s->nidle--;
+		c->next = NULL;
+		if (lkc_my_reusable(c)) {
+			*out = c;
+			return LKC_OK;
+		}
+		lkc_my_conn_drop(c);
+	}
+	if (s->persistent) {
+		for (lkc_my_pooled **link = &lkc_my_pool; *link != NULL;) {
+			lkc_my_pooled *p = *link;
+
+			if (strcmp(p->key, s->pool_key) != 0 && p->conn->pid == lkc_pid()) {
+				link = &p->next;
+				continue;
+			}
+			*link = p->next;
+			lkc_my_pool_count--;
+			if (strcmp(p->key, s->pool_key) == 0 && lkc_my_reusable(p->conn)) {
+				*out = p->conn;
+				free(p->key);
+				free(p);
+				return LKC_OK;
+			}
+			/* A parent's connection or a broken one: let go of it on our side. */
+			lkc_my_conn_drop(p->conn);
+			free(p->key);
+			free(p);
+		}
+	}
+	return lkc_my_connect(s, out, err);
+}
+
+/* Gives a session that holds nothing back for reuse, or closes it. */
+static void lkc_my_put(lkc_my_store *s, lkc_my_conn *c)
+{
+	if (c == NULL) {
+		return;
+	}
+	if (!lkc_my_reusable(c)) {
+		/* Closed by the server, or not ours: no goodbye to write into it. */
+		lkc_my_conn_drop(c);
+		return;
+	}
+	if (s->nidle >= LKC_MY_IDLE_MAX) {
+		lkc_my_conn_close(c);
+		return;
+	}
+	c->next = s->idle;
+	s->idle = c;
+	s->nidle++;
+}
+
+/* Maps the connection's last error to a code and message. LKC_ERR_IO means the connection is broken. */
+static lkc_rc lkc_my_error(lkc_my_store *s, lkc_my_conn *c, lkc_err *err)
+{
+	unsigned int n = mysql_errno(c->my);
+
+	/* The server broke a deadlock between sessions by failing this wait, and the other one goes on. */
+	if (n == ER_LOCK_DEADLOCK || n == 3058) {
+		return LKC_BUSY;
+	}
+	if ((n >= 2000 && n < 3000) || n == ER_SERVER_SHUTDOWN || n == ER_CONNECTION_KILLED || n == 0) {
+		return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: connection lost: %s", s->endpoint,
+			n == 0 ? "no answer" : mysql_error(c->my));
+	}
+	return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: %s", s->endpoint, mysql_error(c->my));
+}
+
+static lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id);
+
+/*
+ * Runs one statement and sets *value to the first column of its first row
+ * (value_size bytes, "" for SQL NULL, *null set) when it returns rows. A wait
+ * on the server is allowed until deadline (0: none); when abortable, a signal
+ * the host wants handled sends KILL QUERY from another session and the answer
+ * is LKC_INTERRUPTED. On LKC_ERR_IO and LKC_INTERRUPTED the connection is
+ * closed and *c cleared: a session interrupted mid-statement is never reused,
+ * and its end frees whatever it may have taken.
+ */
+static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+	char *value, size_t value_size, int *null, lkc_err *err)
+{
+	MYSQL *my = (*c)->my;
+	MYSQL_RES *res = NULL;
+	int killed = 0;
+	int ret = 0;
+	int status;
+	int ready;
+	lkc_rc rc;
+
+	status = mysql_real_query_start(&ret, my, sql, strlen(sql));
+	while (status != 0) {
+		ready = lkc_my_wait(my, status, deadline, abortable && !killed);
+		if (ready == -2) {
+			/* The answer still comes: the statement ends killed, or it finished first. */
+			killed = 1;
+			if (lkc_my_kill_query(s, mysql_thread_id(my)) != LKC_OK) {
+				lkc_my_conn_drop(*c);
+				*c = NULL;
+				return LKC_INTERRUPTED;
+			}
+			deadline = lkc_my_deadline(s);
+			continue;
+		}
+		if (ready <= 0) {
+			lkc_my_conn_drop(*c);
+			*c = NULL;
+			if (killed) {
+				return LKC_INTERRUPTED;
+			}
+			if (ready == 0) {
+				return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: no answer within %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+			}
+			return lkc_err_errno(err, LKC_ERR_IO, errno, "MySQL at %s: connection lost", s->endpoint);
+		}
+		status = mysql_real_query_cont(&ret, my, ready);
+	}
+	if (ret != 0) {
+		rc = killed ? LKC_INTERRUPTED : lkc_my_error(s, *c, err);
+		if (rc == LKC_ERR_IO || rc == LKC_INTERRUPTED) {
+			lkc_my_conn_drop(*c);
+			*c = NULL;
+		}
+		return rc;
+	}
+	if (mysql_field_count(my) > 0) {
+		status = mysql_store_result_start(&res, my);
+		while (status != 0) {
+			ready = lkc_my_wait(my, status, lkc_my_deadline(s), 0);
+			if (ready <= 0) {
+				lkc_my_conn_drop(*c);
+				*c = NULL;
+				return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: no answer within %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+			}
+			status = mysql_store_result_cont(&res, my, ready);
+		}
+		if (res == NULL) {
+			rc = lkc_my_error(s, *c, err);
+			lkc_my_conn_drop(*c);
+			*c = NULL;
+			return rc == LKC_ERR_IO ? rc : LKC_ERR_IO;
+		}
+	}
+	if (killed) {
+		/* The statement finished before the kill came: the session may hold what it took, and goes. */
+		mysql_free_result(res);
+		lkc_my_conn_drop(*c);
+		*c = NULL;
+		return LKC_INTERRUPTED;
+	}
+	if (value != NULL) {
+		MYSQL_ROW row = res != NULL ? mysql_fetch_row(res) : NULL;
+
+		if (row == NULL || mysql_num_fields(res) < 1) {
+			mysql_free_result(res);
+			return lkc_err_set(err, LKC_ERR_PROTOCOL, "MySQL at %s: unexpected answer", s->endpoint);
+		}
+		*null = row[0] == NULL;
+		snprintf(value, value_size, "%s", row[0] != NULL ? row[0] : "");
+	}
+	mysql_free_result(res);
+	return LKC_OK;
+}
+
+/* Sends KILL QUERY for a session of ours from another session, within the timeout. */
+static lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id)
+{
+	char sql[64];
+	lkc_my_conn *k;
+	lkc_err ignored;
+	lkc_rc rc;
+
+	lkc_err_clear(&ignored);
+	if (lkc_my_get(s, &k, &ignored) != LKC_OK) {
+		return LKC_ERR_IO;
+	}
+	snprintf(sql, sizeof(sql), "KILL QUERY %lu", id);
+	rc = lkc_my_query(s, &k, sql, lkc_my_deadline(s), 0, NULL, 0, NULL, &ignored);
+	if (k != NULL) {
+		lkc_my_put(s, k);
+	}
+	return rc;
+}
+
+/* Runs a statement that answers one integer (or NULL, as -1) into *out, on *c. */
+static lkc_rc lkc_my_int(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+	int64_t *out, lkc_err *err)
+{
+	char value[32];
+	int null = 0;
+	lkc_rc rc = lkc_my_query(s, c, sql, deadline, abortable, value, sizeof(value), &null, err);
+
+	if (rc == LKC_OK) {
+		*out = null ? -1 : strtoll(value, NULL, 10);
+	}
+	return rc;
+}
+
+/* The lock name of a resource; LKC_ERR_SYSTEM when out of memory. */
+static lkc_rc lkc_my_name_of(const lkc_my_store *s, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1],
+	lkc_err *err)
+{
+	if (lkc_my_name((const char *) s->prefix, s->prefix_len, resource, len, out) != 0) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	return LKC_OK;
+}
+
+/* Whether anybody holds the name, asked on a session of its own; *locked set. */
+static lkc_rc lkc_my_locked(lkc_my_store *s, const char *name, int *locked, lkc_err *err)
+{
+	char sql[128];
+	lkc_my_conn *c;
+	int64_t free_ = 0;
+	lkc_rc rc;
+
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "SELECT IS_FREE_LOCK('%s')", name);
+	rc = lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &free_, err);
+	lkc_my_put(s, c);
+	if (rc == LKC_OK) {
+		*locked = free_ == 0;
+	}
+	return rc;
+}
+
+/* A hold whose session is gone: LKC_LOST when somebody holds the name now, else LKC_EXPIRED. */
+static lkc_rc lkc_my_gone(lkc_my_store *s, lkc_hold *hold, lkc_err *err)
+{
+	char name[LKC_MY_NAME_LEN + 1];
+	int locked = 0;
+	lkc_rc rc;
+
+	if ((rc = lkc_my_name_of(s, hold->resource, hold->resource_len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	if ((rc = lkc_my_locked(s, name, &locked, err)) != LKC_OK) {
+		return rc;
+	}
+	return locked ? LKC_LOST : LKC_EXPIRED;
+}
+
+/* The GET_LOCK timeout of a wait, in seconds with milliseconds. */
+static void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
+{
+	if (wait_ms == LKC_WAIT_FOREVER || wait_ms / 1000 >= LKC_MY_FOREVER_S) {
+		snprintf(out, size, "%d", LKC_MY_FOREVER_S);
+	} else {
+		snprintf(out, size, "%" PRId64 ".%03d", wait_ms / 1000, (int) (wait_ms % 1000));
+	}
+}
+
+/*
+ * Takes name on the session *c with GET_LOCK, waiting up to wait_ms; *got set to
+ * whether it did. A wait without end asks again each time GET_LOCK's own runs out.
+ */
+static lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
+	int *got, lkc_err *err)
+{
+	char sql[512], secs[32];
+	uint64_t deadline;
+	int64_t answer = 0;
+	lkc_rc rc;
+
+	for (;;) {
+		/*
+		 * A server's or user's statement time limit must not cut a wait we were asked
+		 * to make: MariaDB's max_statement_time is lifted for the statement, MySQL's
+		 * max_execution_time by the optimizer hint (a comment to MariaDB).
+		 */
+		const char *lift = (*c)->mariadb && wait_ms != 0 ? "SET STATEMENT max_statement_time = 0 FOR " : "";
+
+		lkc_my_seconds(secs, sizeof(secs), wait_ms);
+		if (then != NULL) {
+			snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ IF(GET_LOCK('%s', %s) = 1, %s, 0)",
+				lift, name, secs, then);
+		} else {
+			snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ GET_LOCK('%s', %s)", lift, name, secs);
+		}
+		/* The server ends the wait at GET_LOCK's timeout; the client allows one more timeout for the answer. */
+		deadline = lkc_my_deadline(s) + (wait_ms == LKC_WAIT_FOREVER ? (uint64_t) LKC_MY_FOREVER_S * 1000000000u
+			: (uint64_t) wait_ms * 1000000u);
+		rc = lkc_my_int(s, c, sql, deadline, wait_ms != 0, &answer, err);
+		if (rc != LKC_OK) {
+			return rc;
+		}
+		if (answer == 1 || wait_ms != LKC_WAIT_FOREVER) {
+			break;
+		}
+	}
+	*got = answer == 1;
+	return LKC_OK;
+}
+
+static lkc_rc lkc_my_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
+	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	lkc_my_conn *c = NULL;
+	int got = 0;
+	lkc_rc rc;
+
+	(void) ttl_ms;
+	(void) mode;
+	if (hold->mode != LKC_MODE_NONE) {
+		/* Exclusive is the only mode: there is nothing to convert. */
+		return LKC_OK;
+	}
+	if ((rc = lkc_my_name_of(s, hold->resource, hold->resource_len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_my_get_lock(s, &c, name, NULL, wait_ms, &got, err);
+	if (rc == LKC_OK && got) {
+		hold->session = c;
+		return LKC_OK;
+	}
+	if (rc == LKC_OK) {
+		rc = LKC_BUSY;
+	}
+	if (c != NULL) {
+		/* Not taken (or a deadlock was broken): the session holds nothing of the name. */
+		lkc_my_put(s, c);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_my_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	lkc_my_conn *c = hold->session;
+	char name[LKC_MY_NAME_LEN + 1];
+	char sql[128];
+	int64_t answer = 0;
+	lkc_rc rc;
+
+	(void) delay_ms;
+	if (c == NULL) {
+		return lkc_my_gone(s, hold, err);
+	}
+	if ((rc = lkc_my_name_of(s, hold->resource, hold->resource_len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", name);
+	rc = lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &answer, err);
+	if (rc == LKC_OK && answer == 1) {
+		hold->session = NULL;
+		lkc_my_put(s, c);
+		return LKC_OK;
+	}
+	/* The session no longer held it, or cannot say: it ends, and with it whatever it held. */
+	lkc_my_conn_drop(c);
+	hold->session = NULL;
+	if (rc != LKC_OK && rc != LKC_ERR_IO) {
+		return rc;
+	}
+	return lkc_my_gone(s, hold, err);
+}
+
+/* Whether the hold's session still holds its name. */
+static lkc_rc lkc_my_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	lkc_my_conn *c = hold->session;
+	char name[LKC_MY_NAME_LEN + 1];
+	char sql[128];
+	int64_t answer = 0;
+	lkc_rc rc;
+
+	if (c == NULL) {
+		return lkc_my_gone(s, hold, err);
+	}
+	if ((rc = lkc_my_name_of(s, hold->resource, hold->resource_len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "SELECT IFNULL(IS_USED_LOCK('%s') = CONNECTION_ID(), 0)", name);
+	rc = lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &answer, err);
+	if (rc == LKC_OK && answer == 1) {
+		return LKC_OK;
+	}
+	if (rc == LKC_OK || rc == LKC_ERR_IO) {
+		/* The session is gone (the connection dropped, or was killed by forceRelease()), or holds nothing. */
+		lkc_my_conn_drop(c);
+		hold->session = NULL;
+		return lkc_my_gone(s, hold, err);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_my_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	/* Session holds have no TTL: refreshing checks that the hold is still ours. */
+	(void) ttl_ms;
+	return lkc_my_check(store, hold, err);
+}
+
+static lkc_rc lkc_my_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	lkc_rc rc;
+
+	if ((rc = lkc_my_name_of(s, resource, len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	return lkc_my_locked(s, name, locked, err);
+}
+
+static lkc_rc lkc_my_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	/* Kills the session that holds the name, and waits (up to the timeout) until the name is free of it. */
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	char sql[128];
+	uint64_t deadline = lkc_my_deadline(s);
+	lkc_my_conn *c;
+	int64_t holder = -1;
+	lkc_rc rc;
+
+	if ((rc = lkc_my_name_of(s, resource, len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "SELECT IS_USED_LOCK('%s')", name);
+	rc = lkc_my_int(s, &c, sql, deadline, 0, &holder, err);
+	if (rc == LKC_OK && holder > 0) {
+		char kill[64];
+
+		snprintf(kill, sizeof(kill), "KILL CONNECTION %" PRId64, holder);
+		rc = lkc_my_query(s, &c, kill, deadline, 0, NULL, 0, NULL, err);
+		if (rc == LKC_ERR_REFUSED && c != NULL && mysql_errno(c->my) == ER_NO_SUCH_THREAD) {
+			/* It ended by itself meanwhile. */
+			rc = LKC_OK;
+		}
+		/* The server frees the session's locks as it ends it: wait for that. */
+		while (rc == LKC_OK) {
+			int64_t now_holder = -1;
+
+			rc = lkc_my_int(s, &c, sql, deadline, 0, &now_holder, err);
+			if (rc != LKC_OK || now_holder != holder) {
+				break;
+			}
+			if (lkc_ms_left(deadline) == 0) {
+				rc = lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: the session holding the lock did not end within %" PRId64 " ms",
+					s->endpoint, s->timeout_ms);
+				break;
+			}
+			usleep(2000);
+		}
+	}
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_my_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	/*
+	 * Queued as a waiter of GET_LOCK, woken by the release, and let go in the same
+	 * statement: it passes no earlier waiter and holds the name for no longer than
+	 * that statement takes.
+	 */
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	char then[96];
+	lkc_my_conn *c;
+	int got = 0;
+	lkc_rc rc;
+
+	if ((rc = lkc_my_name_of(s, resource, len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(then, sizeof(then), "RELEASE_LOCK('%s')", name);
+	rc = lkc_my_get_lock(s, &c, name, then, wait_ms, &got, err);
+	if (rc == LKC_OK && !got) {
+		rc = LKC_BUSY;
+	}
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+	return rc;
+}
+
+static lkc_rc lkc_my_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	static const char create[] =
+		"CREATE TABLE IF NOT EXISTS lock_fencing (name VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin PRIMARY KEY,"
+		" token BIGINT NOT NULL) ENGINE=InnoDB";
+	lkc_my_store *s = (lkc_my_store *) store;
+	lkc_my_conn *c = hold->session;
+	char name[LKC_MY_NAME_LEN + 1];
+	char sql[256];
+	lkc_rc rc;
+
+	if (c == NULL) {
+		return lkc_my_gone(s, hold, err);
+	}
+	if ((rc = lkc_my_name_of(s, hold->resource, hold->resource_len, name, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "INSERT INTO lock_fencing (name, token) VALUES ('%s', LAST_INSERT_ID(1))"
+		" ON DUPLICATE KEY UPDATE token = LAST_INSERT_ID(token + 1)", name);
+	for (int attempt = 0; attempt < 2; attempt++) {
+		rc = lkc_my_query(s, &c, sql, lkc_my_deadline(s), 0, NULL, 0, NULL, err);
+		if (rc != LKC_ERR_REFUSED || attempt == 1 || mysql_errno(c->my) != ER_NO_SUCH_TABLE) {
+			break;
+		}
+		/* The table is missing (the first token of this database): create it, then ask again. */
+		if ((rc = lkc_my_query(s, &c, create, lkc_my_deadline(s), 0, NULL, 0, NULL, err)) != LKC_OK) {
+			break;
+		}
+	}
+	if (rc == LKC_OK) {
+		rc = lkc_my_int(s, &c, "SELECT LAST_INSERT_ID()", lkc_my_deadline(s), 0, fence, err);
+	}
+	if (c == NULL) {
+		/* The session is gone, and the hold with it. */
+		hold->session = NULL;
+		return lkc_my_gone(s, hold, err);
+	}
+	if (rc == LKC_ERR_REFUSED && mysql_errno(c->my) == ER_NO_DB_ERROR) {
+		return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: fencing tokens need a database (the DSN's path or the "
+			"\"database\" option) for their table lock_fencing", s->endpoint);
+	}
+	return rc;
+}
+
+static void lkc_my_abandon(lkc_store *store, lkc_hold *hold)
+{
+	/* Ending our session frees what it held; a parent's session is only let go of on our side. */
+	(void) store;
+	lkc_my_conn_drop(hold->session);
+	hold->session = NULL;
+}
+
+static void lkc_my_destroy(lkc_store *store)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	while (s->idle != NULL) {
+		lkc_my_conn *c = s->idle;
+		lkc_my_pooled *p;
+
+		s->idle = c->next;
+		c->next = NULL;
+		if (s->persistent && lkc_my_reusable(c) && lkc_my_pool_count < LKC_MY_POOL_MAX
+			&& (p = malloc(sizeof(*p))) != NULL) {
+			p->key = strdup(s->pool_key);
+			if (p->key != NULL) {
+				p->conn = c;
+				p->next = lkc_my_pool;
+				lkc_my_pool = p;
+				lkc_my_pool_count++;
+				continue;
+			}
+			free(p);
+		}
+		if (lkc_my_reusable(c)) {
+			lkc_my_conn_close(c);
+		} else {
+			lkc_my_conn_drop(c);
+		}
+	}
+	free(s->host);
+	free(s->socket);
+	free(s->user);
+	if (s->password != NULL) {
+		memset(s->password, 0, strlen(s->password));
+	}
+	free(s->password);
+	free(s->dbname);
+	free(s->endpoint);
+	if (s->pool_key != NULL) {
+		memset(s->pool_key, 0, strlen(s->pool_key));
+	}
+	free(s->pool_key);
+	free(s->prefix);
+	free(s);
+}
+
+void lkc_my_pool_shutdown(void)
+{
+	while (lkc_my_pool != NULL) {
+		lkc_my_pooled *p = lkc_my_pool;
+
+		lkc_my_pool = p->next;
+		if (lkc_my_reusable(p->conn)) {
+			lkc_my_conn_close(p->conn);
+		} else {
+			lkc_my_conn_drop(p->conn);
+		}
+		memset(p->key, 0, strlen(p->key));
+		free(p->key);
+		free(p);
+	}
+	lkc_my_pool_count = 0;
+}
+
+void lkc_my_config_init(lkc_my_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->port = 3306;
+	cfg->timeout_ms = 5000;
+}
+
+void lkc_my_config_free(lkc_my_config *cfg)
+{
+	free(cfg->host);
+	free(cfg->user);
+	if (cfg->password != NULL) {
+		memset(cfg->password, 0, strlen(cfg->password));
+	}
+	free(cfg->password);
+	free(cfg->dbname);
+	free(cfg->prefix);
+	lkc_my_config_init(cfg);
+}
+
+static char *lkc_my_strdup(const char *s)
+{
+	return s != NULL ? strdup(s) : NULL;
+}
+
+lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
+{
+	lkc_my_store *s;
+	size_t len;
+
+	if (cfg->host == NULL || cfg->host[0] == '\0') {
+		return lkc_err_set(err, LKC_ERR_INVALID, "a MySQL store needs a host or a socket path");
+	}
+	if (cfg->timeout_ms <= 0) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "a MySQL store needs a timeout above 0");
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	s->base.ops = &lkc_my_ops;
+	s->timeout_ms = cfg->timeout_ms;
+	s->persistent = cfg->persistent;
+	s->port = cfg->port;
+	if (cfg->host[0] == '/') {
+		s->socket = strdup(cfg->host);
+	} else {
+		s->host = strdup(cfg->host);
+	}
+	s->user = lkc_my_strdup(cfg->user);
+	s->password = lkc_my_strdup(cfg->password);
+	s->dbname = lkc_my_strdup(cfg->dbname);
+	s->prefix = malloc(cfg->prefix_len + 1);
+	len = strlen(cfg->host) + 16;
+	s->endpoint = malloc(len);
+	if ((s->host == NULL && s->socket == NULL) || s->prefix == NULL || s->endpoint == NULL
+		|| (cfg->user != NULL && s->user == NULL) || (cfg->password != NULL && s->password == NULL)
+		|| (cfg->dbname != NULL && s->dbname == NULL)) {
+		lkc_my_destroy(&s->base);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	if (s->socket != NULL) {
+		snprintf(s->endpoint, len, "%s", cfg->host);
+	} else {
+		snprintf(s->endpoint, len, strchr(cfg->host, ':') != NULL ? "[%s]:%d" : "%s:%d", cfg->host, cfg->port);
+	}
+	if (cfg->prefix_len > 0) {
+		memcpy(s->prefix, cfg->prefix, cfg->prefix_len);
+	}
+	s->prefix_len = cfg->prefix_len;
+	if (s->persistent) {
+		len = strlen(cfg->host) + 16 + (s->user ? strlen(s->user) : 0)
+			+ (s->password ? strlen(s->password) : 0) + (s->dbname ? strlen(s->dbname) : 0) + 8;
+		s->pool_key = malloc(len);
+		if (s->pool_key == NULL) {
+			lkc_my_destroy(&s->base);
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		snprintf(s->pool_key, len, "%s\n%d\n%s\n%s\n%s", cfg->host, s->port, s->user ? s->user : "",
+			s->password ? s->password : "", s->dbname ? s->dbname : "");
+	}
+	*out = &s->base;
+	return LKC_OK;
+}
+
+const char *lkc_my_endpoint(const lkc_store *store)
+{
+	return ((const lkc_my_store *) store)->endpoint;
+}
+
+static const lkc_store_ops lkc_my_ops = {
+	.name = "MySQL",
+	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
+	.acquire = lkc_my_acquire,
+	.release = lkc_my_release,
+	.refresh = lkc_my_refresh,
+	.check = lkc_my_check,
+	.is_locked = lkc_my_is_locked,
+	.force_release = lkc_my_force_release,
+	.abandon = lkc_my_abandon,
+	.destroy = lkc_my_destroy,
+	.fence = lkc_my_fence,
+	.settle = NULL,
+	.wait_free = lkc_my_wait_free,
+};
