@@ -324,7 +324,7 @@ for g in "${groups[@]}"; do
 			export BENCH_TLS_PORT="$LOCK_TEST_REDIS_TLS_PORT" BENCH_TLS_CA="$LOCK_TEST_TLS_DIR/ca.crt" \
 				BENCH_SENTINELS="$LOCK_TEST_SENTINEL_PORTS" BENCH_SENTINEL_MASTER="$LOCK_TEST_SENTINEL_MASTER_NAME" \
 				BENCH_PRIMARY_PORT="$LOCK_TEST_SENTINEL_MASTER_PORT" BENCH_CLUSTER_PORTS="$LOCK_TEST_CLUSTER_PORTS"
-			rate_group redis.ours tls.ours tls.phpredis primary.ours primary.ours-replicas cluster.ours-direct
+			rate_group redis.ours tls.ours tls.phpredis primary.ours primary.ours-replicas sentinel.ours cluster.ours cluster.ours-direct
 			;;
 		frameworks)
 			# The frameworks come from the installs of the adapters' test command.

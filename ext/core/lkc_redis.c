@@ -132,6 +132,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -139,6 +140,7 @@
 #include <unistd.h>
 
 #include "lkc_redis_conn.h"
+#include "lkc_redis_topo.h"
 
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
@@ -161,6 +163,22 @@
 #define LKC_RS_SETTLE_MS 50
 /* Margin of a waiter's liveness deadline for its own round trips (ms), beyond its sleep and I/O timeouts. */
 #define LKC_RS_SLACK 500
+/* Idle connections a store keeps to the nodes of a cluster (or masters of a Sentinel) besides its current one. */
+#define LKC_RS_IDLE_MAX 8
+/* The most commands one exchange sends (the acquire transaction). */
+#define LKC_RS_CMDS_MAX 6
+/* Redirections (MOVED, ASK) one command may follow: a slot moves once or twice while a command is under way. */
+#define LKC_RS_REDIRECTS_MAX 5
+/*
+ * How long a Sentinel store goes on with a master before it asks the sentinels
+ * again (ms): a master cut off and back after a failover takes writes until
+ * the sentinels demote it (about 10 s, see the README); a store that asks
+ * again leaves it once the sentinels name the new one. A second's round trip
+ * to a sentinel, shared by the stores of the process.
+ */
+#define LKC_RS_SENTINEL_RECHECK_MS 1000
+/* The longest pause between two tries of a command the cluster asked to try again (TRYAGAIN, CLUSTERDOWN), ms. */
+#define LKC_RS_RETRY_NAP_MAX 100
 
 /*
  * The scripts, one per ext/core/lua/NAME.lua, each the C string lkc_rs_NAME_lua
@@ -193,7 +211,19 @@ static pthread_once_t lkc_rs_scripts_once = PTHREAD_ONCE_INIT;
 typedef struct {
 	lkc_store base;
 	lkc_redis_config cfg;
-	char *endpoint;          /* "host:port" or the socket path, for messages */
+	char *endpoint;          /* "host:port" or the socket path, for messages; Sentinel, Cluster: the seeds */
+	char *label;             /* how messages begin: "Redis at host:port", "Redis Cluster at h1:p1,h2:p2", ... */
+	char at[320];            /* Sentinel, Cluster: the server the last connection went to ("node h:p"), for messages */
+	lkc_rtopo topo;          /* who gets a resource's commands */
+	char *topo_key;          /* Sentinel, Cluster: what the process remembers of the topology is kept under */
+	size_t topo_key_len;
+	int recalled;            /* the process's memory of the topology was looked at */
+	int conn_node;           /* the node of conn (topo), 0 for the one server */
+	int demoted;             /* the last connect found a replica where the master was expected */
+	int ask_unstable;        /* the last send was a transaction that a node importing its slot cannot serve yet */
+	lkc_rconn *idle[LKC_RS_IDLE_MAX]; /* idle connections to other nodes (Sentinel, Cluster) */
+	int idle_node[LKC_RS_IDLE_MAX];
+	int nidle;
 	char *pool_key;          /* what a pooled connection must match to be reused */
 	size_t pool_key_len;
 	lkc_rtls *tls;           /* NULL: plain text */
@@ -202,8 +232,10 @@ typedef struct {
 	int abortable;           /* the current exchange is a sleep that such a signal ends */
 	int busy;                /* conn is mid-exchange: sent, its replies not all read */
 	lkc_rconn *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
+	int parked_node[LKC_RS_NEST_MAX];
 	int nparked;
 	lkc_rconn *spare;        /* the idle connection of the last nested call, for the next one */
+	int spare_node;
 	uint64_t conn_gen;       /* counts the times conn was dropped or swapped */
 	uint64_t write_gen;      /* conn_gen when the last commands were sent: WAIT covers only that connection's writes */
 } lkc_rs_store;
@@ -377,7 +409,9 @@ static int lkc_rs_prefix_empties_tag(const char *prefix, size_t len)
 	return open != NULL && (size_t) (open - prefix) + 1 < len && open[1] == '}';
 }
 
-/* Fills err with "Redis at ENDPOINT: " and the formatted cause; returns code. */
+static char *lkc_rs_format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Fills err with the store's label ("Redis at ENDPOINT: "), the server when a topology has several, and the formatted cause; returns code. */
 __attribute__((format(printf, 4, 5)))
 static lkc_rc lkc_rs_fail(const lkc_rs_store *s, lkc_err *err, lkc_rc code, const char *fmt, ...)
 {
@@ -387,7 +421,10 @@ static lkc_rc lkc_rs_fail(const lkc_rs_store *s, lkc_err *err, lkc_rc code, cons
 	va_start(ap, fmt);
 	vsnprintf(cause, sizeof(cause), fmt, ap);
 	va_end(ap);
-	return lkc_err_set(err, code, "Redis at %s: %s", s->endpoint, cause);
+	if (s->at[0] != '\0') {
+		return lkc_err_set(err, code, "%s: %s: %s", s->label, s->at, cause);
+	}
+	return lkc_err_set(err, code, "%s: %s", s->label, cause);
 }
 
 /*
@@ -397,15 +434,18 @@ static lkc_rc lkc_rs_fail(const lkc_rs_store *s, lkc_err *err, lkc_rc code, cons
  */
 static void lkc_rs_quote(const lkc_rs_store *s, const char *text, size_t len, char *out, size_t size)
 {
-	const char *pw = s->cfg.password;
-	size_t pw_len = pw != NULL ? strlen(pw) : 0, o = 0;
+	const char *pw = s->cfg.password, *spw = s->cfg.sentinel_password;
+	size_t pw_len = pw != NULL ? strlen(pw) : 0, spw_len = spw != NULL ? strlen(spw) : 0, o = 0;
 
 	for (size_t i = 0; i < len && o + 1 < size; ) {
-		if (pw_len > 0 && len - i >= pw_len && memcmp(text + i, pw, pw_len) == 0) {
+		size_t hidden = pw_len > 0 && len - i >= pw_len && memcmp(text + i, pw, pw_len) == 0 ? pw_len
+			: spw_len > 0 && len - i >= spw_len && memcmp(text + i, spw, spw_len) == 0 ? spw_len : 0;
+
+		if (hidden > 0) {
 			for (int k = 0; k < 3 && o + 1 < size; k++) {
 				out[o++] = '*';
 			}
-			i += pw_len;
+			i += hidden;
 			continue;
 		}
 		out[o++] = (unsigned char) text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
@@ -453,6 +493,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 {
 	lkc_rconn_close(s->conn);
 	s->conn = NULL;
+	s->conn_node = -1;
 	s->conn_gen++;
 	s->busy = 0;
 }
@@ -461,6 +502,7 @@ static void lkc_rs_discard(lkc_rs_store *s)
 void lkc_redis_pool_shutdown(void)
 {
 	lkc_rconn_pool_shutdown();
+	lkc_rtopo_cache_shutdown();
 }
 
 /*
@@ -707,29 +749,49 @@ static lkc_rc lkc_rs_connect_failed(lkc_rs_store *s, int waited, int errnum, lkc
 	return lkc_rs_fail(s, err, LKC_ERR_IO, "cannot connect: %s", text);
 }
 
-/* Opens a new connection, authenticates and selects the database. */
-static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+/* Who a new connection talks to, which says how it logs in. */
+typedef enum {
+	LKC_RS_TO_SERVER,        /* the one server, or a cluster's node: the DSN's credentials and database */
+	LKC_RS_TO_MASTER,        /* a Sentinel's master: as a server, then ROLE must say master */
+	LKC_RS_TO_SENTINEL       /* a sentinel: its own credentials, no database */
+} lkc_rs_peer;
+
+/*
+ * Opens a new connection to node (the one server when the store has one),
+ * authenticates and selects the database, all within the operation's
+ * deadline; a Sentinel's master must also say it is one (else s->demoted).
+ */
+static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_peer peer, lkc_err *err)
 {
-	const char *auth_argv[3], *select_argv[2];
-	size_t auth_lens[3], select_lens[2];
-	lkc_rs_cmd cmds[2];
-	redisReply *replies[2];
+	const char *auth_argv[3], *select_argv[2], *role_argv[1] = { "ROLE" };
+	size_t auth_lens[3], select_lens[2], role_lens[1] = { 4 };
+	const char *user = peer == LKC_RS_TO_SENTINEL ? s->cfg.sentinel_username : s->cfg.username;
+	const char *password = peer == LKC_RS_TO_SENTINEL ? s->cfg.sentinel_password : s->cfg.password;
+	int database = peer == LKC_RS_TO_SENTINEL ? 0 : s->cfg.database;
+	lkc_rconn_target target = { .host = s->cfg.host, .port = s->cfg.port, .socket_path = s->cfg.socket_path, .tls = s->tls };
+	lkc_rs_cmd cmds[3];
+	redisReply *replies[3];
 	char db[16];
-	int n = 0, auth = -1, select = -1;
+	int n = 0, auth = -1, select = -1, role = -1;
 	lkc_rconn_step step;
 	lkc_rc rc = LKC_OK;
 
 	op->sent = 0;
+	s->demoted = 0;
+	if (s->topo.kind != LKC_REDIS_SINGLE) {
+		target.host = s->topo.nodes[node].host;
+		target.port = s->topo.nodes[node].port;
+		target.socket_path = NULL;
+	}
 	if (lkc_ms_left(op->deadline) == 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out after %lld ms before connecting",
 			(long long) s->cfg.timeout_ms);
 	}
-	s->conn = lkc_rconn_open(&(lkc_rconn_target) {
-		.host = s->cfg.host, .port = s->cfg.port, .socket_path = s->cfg.socket_path, .tls = s->tls,
-	}, &step);
+	s->conn = lkc_rconn_open(&target, &step);
 	if (s->conn == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory connecting");
 	}
+	s->conn_node = node;
 	/* The connect and any TLS handshake run within the operation's deadline, as every command does. */
 	while (step != LKC_RCONN_DONE) {
 		int w;
@@ -750,30 +812,34 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 		step = lkc_rconn_handshake(s->conn);
 	}
 
-	if (s->cfg.password != NULL || s->cfg.username != NULL) {
+	if (password != NULL || user != NULL) {
 		int argc = 0;
 
 		auth_argv[argc] = "AUTH";
 		auth_lens[argc++] = 4;
-		if (s->cfg.username != NULL) {
-			auth_argv[argc] = s->cfg.username;
-			auth_lens[argc++] = strlen(s->cfg.username);
+		if (user != NULL) {
+			auth_argv[argc] = user;
+			auth_lens[argc++] = strlen(user);
 		}
 		/* An ACL user without a password sends an empty one, which a nopass user accepts. */
-		auth_argv[argc] = s->cfg.password != NULL ? s->cfg.password : "";
+		auth_argv[argc] = password != NULL ? password : "";
 		auth_lens[argc] = strlen(auth_argv[argc]);
 		argc++;
 		auth = n;
 		cmds[n++] = (lkc_rs_cmd) { argc, auth_argv, auth_lens };
 	}
-	if (s->cfg.database != 0) {
-		snprintf(db, sizeof(db), "%d", s->cfg.database);
+	if (database != 0) {
+		snprintf(db, sizeof(db), "%d", database);
 		select_argv[0] = "SELECT";
 		select_lens[0] = 6;
 		select_argv[1] = db;
 		select_lens[1] = strlen(db);
 		select = n;
 		cmds[n++] = (lkc_rs_cmd) { 2, select_argv, select_lens };
+	}
+	if (peer == LKC_RS_TO_MASTER) {
+		role = n;
+		cmds[n++] = (lkc_rs_cmd) { 1, role_argv, role_lens };
 	}
 	if (n == 0) {
 		return LKC_OK;
@@ -789,8 +855,13 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	} else if (select >= 0 && !lkc_rs_is_ok(replies[select])) {
 		char what[48];
 
-		snprintf(what, sizeof(what), "selecting database %d", s->cfg.database);
+		snprintf(what, sizeof(what), "selecting database %d", database);
 		rc = lkc_rs_unexpected(s, what, replies[select], err);
+	} else if (role >= 0 && !lkc_rtopo_is_master(replies[role])) {
+		/* The sentinels named a server that is a replica now: a failover under way, or a sentinel behind. */
+		s->demoted = 1;
+		rc = replies[role]->type == REDIS_REPLY_ERROR ? lkc_rs_refused(s, "ROLE", replies[role], err)
+			: lkc_rs_fail(s, err, LKC_ERR_REFUSED, "the server the sentinels named is not a master (ROLE)");
 	}
 	lkc_rs_free_replies(replies, n);
 	if (rc != LKC_OK) {
@@ -799,38 +870,489 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	return rc;
 }
 
+/* The pool key of a connection to node: the store's settings and the node's address. NULL when out of memory. */
+static const char *lkc_rs_node_pool_key(lkc_rs_store *s, int node, size_t *len)
+{
+	lkc_rtopo_node *n;
+
+	if (s->topo.kind == LKC_REDIS_SINGLE) {
+		*len = s->pool_key_len;
+		return s->pool_key;
+	}
+	n = &s->topo.nodes[node];
+	if (n->pool_key == NULL) {
+		n->pool_key = lkc_rs_format("%s n%zu:%s", s->pool_key, strlen(n->name), n->name);
+		if (n->pool_key == NULL) {
+			return NULL;
+		}
+		n->pool_key_len = strlen(n->pool_key);
+	}
+	*len = n->pool_key_len;
+	return n->pool_key;
+}
+
+/* Lets go of a connection to node: pooled when the store is persistent and it is healthy and idle, else closed. */
+static void lkc_rs_put_back(lkc_rs_store *s, lkc_rconn *c, int node)
+{
+	const char *key;
+	size_t key_len;
+
+	if (c != NULL && s->cfg.persistent && node >= 0 && lkc_rconn_pid(c) == lkc_pid() && lkc_rconn_idle(c)
+		&& (key = lkc_rs_node_pool_key(s, node, &key_len)) != NULL) {
+		lkc_rconn_pool_put(key, key_len, c);
+		return;
+	}
+	lkc_rconn_close(c);
+}
+
+/* Sets the current connection aside among the idle ones (Sentinel, Cluster), so that it serves its node again later. */
+static void lkc_rs_shelve(lkc_rs_store *s)
+{
+	if (s->conn == NULL) {
+		return;
+	}
+	if (s->busy || s->conn_node < 0 || s->topo.kind == LKC_REDIS_SINGLE) {
+		lkc_rs_discard(s);
+		return;
+	}
+	if (s->nidle == LKC_RS_IDLE_MAX) {
+		/* The oldest goes. */
+		lkc_rs_put_back(s, s->idle[0], s->idle_node[0]);
+		memmove(s->idle, s->idle + 1, (LKC_RS_IDLE_MAX - 1) * sizeof(s->idle[0]));
+		memmove(s->idle_node, s->idle_node + 1, (LKC_RS_IDLE_MAX - 1) * sizeof(s->idle_node[0]));
+		s->nidle--;
+	}
+	s->idle[s->nidle] = s->conn;
+	s->idle_node[s->nidle++] = s->conn_node;
+	s->conn = NULL;
+	s->conn_node = -1;
+	s->conn_gen++;
+}
+
+/* Takes an idle connection of this process to node from the store's set, or NULL. */
+static lkc_rconn *lkc_rs_unshelve(lkc_rs_store *s, int node)
+{
+	for (int i = 0; i < s->nidle; i++) {
+		lkc_rconn *c = s->idle[i];
+
+		if (s->idle_node[i] != node) {
+			continue;
+		}
+		s->nidle--;
+		memmove(s->idle + i, s->idle + i + 1, (size_t) (s->nidle - i) * sizeof(s->idle[0]));
+		memmove(s->idle_node + i, s->idle_node + i + 1, (size_t) (s->nidle - i) * sizeof(s->idle_node[0]));
+		if (lkc_rconn_pid(c) == lkc_pid() && lkc_rconn_idle(c)) {
+			return c;
+		}
+		lkc_rconn_close(c);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Names the node of the coming connection in messages. */
+static void lkc_rs_at(lkc_rs_store *s, const char *role, int node)
+{
+	snprintf(s->at, sizeof(s->at), "%s %s", role, s->topo.nodes[node].name);
+}
+
 /*
- * Makes sure the store has a connection of this process: a context inherited
- * across fork() is closed unused, then an idle pooled one is taken, else a
- * new one is opened.
+ * Makes s->conn a connection of this process to node: the current one, an
+ * idle one of the store's, a pooled one, or a new one (see lkc_rs_connect).
  */
-static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+static lkc_rc lkc_rs_use(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_peer peer, lkc_err *err)
 {
 	if (s->conn != NULL && lkc_rconn_pid(s->conn) != lkc_pid()) {
 		lkc_rs_discard(s);
 	}
-	if (s->conn != NULL) {
+	if (s->conn != NULL && s->conn_node == node) {
 		return LKC_OK;
 	}
-	if (s->cfg.persistent) {
-		s->conn = lkc_rconn_pool_take(s->pool_key, s->pool_key_len);
+	if (s->topo.kind != LKC_REDIS_SINGLE) {
+		lkc_rs_shelve(s);
+		lkc_rs_at(s, peer == LKC_RS_TO_SENTINEL ? "sentinel" : peer == LKC_RS_TO_MASTER ? "master" : "node", node);
+		if (peer == LKC_RS_TO_SENTINEL) {
+			return lkc_rs_connect(s, op, node, peer, err);
+		}
+		s->conn = lkc_rs_unshelve(s, node);
+	}
+	if (s->conn == NULL && s->cfg.persistent) {
+		size_t key_len;
+		const char *key = lkc_rs_node_pool_key(s, node, &key_len);
+
+		s->conn = key != NULL ? lkc_rconn_pool_take(key, key_len) : NULL;
+	}
+	if (s->conn != NULL) {
+		s->conn_node = node;
+		return LKC_OK;
+	}
+	return lkc_rs_connect(s, op, node, peer, err);
+}
+
+/* Sleeps ms, or less when the operation's deadline comes first. */
+static void lkc_rs_nap(const lkc_rs_op *op, int64_t ms)
+{
+	int64_t left = lkc_ms_left(op->deadline);
+	struct timespec ts;
+
+	if (left < ms) {
+		ms = left;
+	}
+	ts.tv_sec = (time_t) (ms / 1000);
+	ts.tv_nsec = (long) (ms % 1000) * 1000000L;
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+}
+
+/*
+ * Asks the sentinels, in the order given, for the master's address, each
+ * within its share of what is left of the operation's time; the answer is
+ * the topology's master. LKC_ERR_IO names every sentinel tried when none
+ * named it.
+ */
+static lkc_rc lkc_rs_ask_sentinels(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+{
+	const char *argv[3] = { "SENTINEL", "get-master-addr-by-name", s->cfg.master_name };
+	size_t lens[3] = { 8, 23, strlen(s->cfg.master_name) };
+	lkc_rs_cmd cmd = { 3, argv, lens };
+	char tried[sizeof(err->msg)];
+	size_t used = 0, skip = strlen(s->label) + 2;
+	lkc_rc last = LKC_ERR_IO;
+
+	tried[0] = '\0';
+	lkc_rs_shelve(s);
+	for (int i = 0; i < s->topo.nseeds; i++) {
+		lkc_rs_op sub = { .deadline = op->deadline };
+		int64_t left = lkc_ms_left(op->deadline);
+		redisReply *reply;
+		lkc_rc rc;
+
+		if (left == 0) {
+			break;
+		}
+		/* A sentinel that does not answer leaves time for the others. */
+		if (i + 1 < s->topo.nseeds) {
+			sub.deadline = lkc_rs_deadline(left / (s->topo.nseeds - i) > 0 ? left / (s->topo.nseeds - i) : 1);
+		}
+		rc = lkc_rs_use(s, &sub, i, LKC_RS_TO_SENTINEL, err);
+		if (rc == LKC_OK) {
+			rc = lkc_rs_exchange(s, &sub, &cmd, 1, &reply, err);
+		}
+		if (rc == LKC_OK) {
+			if (lkc_rtopo_read_master(&s->topo, reply) >= 0) {
+				s->topo.checked_ns = lkc_now_ns();
+				freeReplyObject(reply);
+				lkc_rs_discard(s);
+				s->at[0] = '\0';
+				return LKC_OK;
+			}
+			rc = reply->type == REDIS_REPLY_ERROR ? lkc_rs_refused(s, "SENTINEL get-master-addr-by-name", reply, err)
+				: lkc_rs_fail(s, err, LKC_ERR_IO, "does not know master \"%s\"", s->cfg.master_name);
+			freeReplyObject(reply);
+		}
+		lkc_rs_discard(s);
+		if (rc == LKC_ERR_SYSTEM) {
+			return rc;
+		}
+		last = rc == LKC_ERR_REFUSED ? LKC_ERR_REFUSED : last;
+		/* err reads "LABEL: sentinel h:p: cause": the part after the label goes into the list. */
+		if (strlen(err->msg) > skip && used + 2 < sizeof(tried)) {
+			used += (size_t) snprintf(tried + used, sizeof(tried) - used, "%s%s", used > 0 ? "; " : "", err->msg + skip);
+			if (used >= sizeof(tried)) {
+				used = sizeof(tried) - 1;
+			}
+		}
+	}
+	s->at[0] = '\0';
+	if (used == 0) {
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out after %lld ms before a sentinel could be asked",
+			(long long) s->cfg.timeout_ms);
+	}
+	return lkc_rs_fail(s, err, last, "no sentinel named the master (%s)", tried);
+}
+
+/*
+ * Reads the cluster's slot map (CLUSTER SLOTS) from the first node that
+ * answers, the seeds first, then the nodes the last map named.
+ */
+static lkc_rc lkc_rs_read_map(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
+{
+	const char *argv[2] = { "CLUSTER", "SLOTS" };
+	size_t lens[2] = { 7, 5 };
+	lkc_rs_cmd cmd = { 2, argv, lens };
+	int nnodes = s->topo.nnodes;
+	lkc_rc rc = LKC_ERR_IO;
+
+	for (int k = 0; k < nnodes; k++) {
+		/* The node the store is connected to answers first: no connect. */
+		int i = k == 0 && s->conn != NULL && s->conn_node >= 0 ? s->conn_node : k;
+		lkc_rs_op sub = { .deadline = op->deadline };
+		int64_t left = lkc_ms_left(op->deadline);
+		redisReply *reply;
+
+		if (k > 0 && i == s->conn_node) {
+			continue;
+		}
+		if (left == 0) {
+			break;
+		}
+		if (k + 1 < nnodes) {
+			sub.deadline = lkc_rs_deadline(left / 2 > 0 ? left / 2 : 1);
+		}
+		rc = lkc_rs_use(s, &sub, i, LKC_RS_TO_SERVER, err);
+		if (rc == LKC_OK) {
+			rc = lkc_rs_exchange(s, &sub, &cmd, 1, &reply, err);
+		}
+		if (rc == LKC_OK) {
+			if (lkc_rtopo_read_slots(&s->topo, reply, i) == 0) {
+				freeReplyObject(reply);
+				return LKC_OK;
+			}
+			rc = reply->type == REDIS_REPLY_ERROR ? lkc_rs_refused(s, "CLUSTER SLOTS", reply, err)
+				: lkc_rs_fail(s, err, LKC_ERR_PROTOCOL, "CLUSTER SLOTS answered no slot map");
+			freeReplyObject(reply);
+		}
+		if (rc == LKC_ERR_SYSTEM) {
+			return rc;
+		}
+	}
+	if (rc == LKC_OK) {
+		rc = lkc_rs_fail(s, err, LKC_ERR_IO, "timed out after %lld ms before the slot map was read",
+			(long long) s->cfg.timeout_ms);
+	}
+	return rc;
+}
+
+/*
+ * Asks the sentinels again whether the master is still the one in use, within
+ * a quarter of the timeout: a master they no longer name is left now (the
+ * next command goes to the new one). When none answers, the store goes on
+ * with the master it has and asks again a period later.
+ */
+static void lkc_rs_recheck_master(lkc_rs_store *s, lkc_rs_op *op)
+{
+	int was = s->topo.master;
+	int64_t quarter = s->cfg.timeout_ms / 4 > 0 ? s->cfg.timeout_ms / 4 : 1;
+	lkc_rs_op sub = *op;
+	uint64_t by = lkc_rs_deadline(quarter);
+	lkc_err ignored;
+
+	if (by < sub.deadline) {
+		sub.deadline = by;
+	}
+	s->topo.master = -1;
+	if (lkc_rs_ask_sentinels(s, &sub, &ignored) != LKC_OK) {
+		s->topo.master = was;
+		s->topo.checked_ns = lkc_now_ns();
+		return;
+	}
+	lkc_rtopo_remember(&s->topo, s->topo_key, s->topo_key_len);
+}
+
+/*
+ * Makes s->conn the connection to the server that gets the commands of key:
+ * the one server, a Sentinel's master, or the master of key's slot in a
+ * cluster. Once that is known it costs a lookup; else the sentinels are
+ * asked or the slot map is read, and a master that cannot be reached or is
+ * a replica now is looked for again until the operation's deadline.
+ */
+static lkc_rc lkc_rs_ensure(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len, lkc_err *err)
+{
+	int64_t nap = 10;
+
+	if (s->topo.kind == LKC_REDIS_SINGLE) {
+		if (s->conn != NULL && lkc_rconn_pid(s->conn) != lkc_pid()) {
+			lkc_rs_discard(s);
+		}
 		if (s->conn != NULL) {
 			return LKC_OK;
 		}
+		return lkc_rs_use(s, op, 0, LKC_RS_TO_SERVER, err);
 	}
-	return lkc_rs_connect(s, op, err);
+	if (s->topo.kind == LKC_REDIS_SENTINEL && s->topo.master >= 0
+		&& lkc_now_ns() - s->topo.checked_ns > (uint64_t) LKC_RS_SENTINEL_RECHECK_MS * 1000000u) {
+		lkc_rs_recheck_master(s, op);
+	}
+	for (int tries = 0; ; tries++) {
+		int node = lkc_rtopo_target(&s->topo, key, key_len);
+		lkc_rc rc = LKC_OK;
+
+		if (node >= 0 && s->conn != NULL && s->conn_node == node && lkc_rconn_pid(s->conn) == lkc_pid()) {
+			return LKC_OK;
+		}
+		if (node < 0 && !s->recalled) {
+			/* Another store of this process may have found it out: a hint, checked by using it. */
+			s->recalled = 1;
+			if (lkc_rtopo_recall(&s->topo, s->topo_key, s->topo_key_len) == 0) {
+				node = lkc_rtopo_target(&s->topo, key, key_len);
+			}
+		}
+		if (node < 0) {
+			rc = s->topo.kind == LKC_REDIS_SENTINEL ? lkc_rs_ask_sentinels(s, op, err) : lkc_rs_read_map(s, op, err);
+			if (rc == LKC_OK) {
+				lkc_rtopo_remember(&s->topo, s->topo_key, s->topo_key_len);
+			}
+			node = rc == LKC_OK ? lkc_rtopo_target(&s->topo, key, key_len) : -1;
+			if (rc == LKC_OK && node < 0) {
+				s->at[0] = '\0';
+				return lkc_rs_fail(s, err, LKC_ERR_IO, "no master serves slot %u in the cluster's slot map",
+					lkc_rtopo_slot(key, key_len));
+			}
+		}
+		if (rc == LKC_OK) {
+			rc = lkc_rs_use(s, op, node, s->topo.kind == LKC_REDIS_SENTINEL ? LKC_RS_TO_MASTER : LKC_RS_TO_SERVER, err);
+		}
+		/* Nobody to ask (no sentinel answered, no node gave a map) ends it; a master that went is looked for again. */
+		if (rc == LKC_OK || node < 0 || (rc != LKC_ERR_IO && !s->demoted) || lkc_ms_left(op->deadline) == 0) {
+			return rc;
+		}
+		/* The master went (or is a replica now): find it again, pausing while a failover runs. */
+		lkc_rtopo_forget(&s->topo);
+		if (tries > 0) {
+			lkc_rs_nap(op, nap);
+			nap = nap * 2 < LKC_RS_RETRY_NAP_MAX ? nap * 2 : LKC_RS_RETRY_NAP_MAX;
+		}
+	}
 }
 
-/* Connects when needed, then runs n commands once; a caller that may resend decides after a failure. */
-static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
-	redisReply **replies, lkc_err *err)
+/*
+ * Connects when needed, then runs n commands once on the server that gets
+ * key's commands; a caller that may resend decides after a failure. On a
+ * Sentinel or a cluster, what certainly did not run is sent again within
+ * the operation's deadline: after MOVED to the node named (the map updated),
+ * after ASK once to the node named behind ASKING, after TRYAGAIN or
+ * CLUSTERDOWN after a pause, after READONLY (a demoted master) once to the
+ * master found anew. A dropped connection makes the store find the master
+ * (or read the map) again before its next command.
+ */
+static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len, const lkc_rs_cmd *cmds,
+	int n, redisReply **replies, lkc_err *err)
 {
-	lkc_rc rc = lkc_rs_ensure(s, op, err);
+	static const char *asking_argv[1] = { "ASKING" };
+	static const size_t asking_lens[1] = { 6 };
+	lkc_rs_cmd with_asking[2 * LKC_RS_CMDS_MAX];
+	redisReply *asked[2 * LKC_RS_CMDS_MAX];
+	int at[LKC_RS_CMDS_MAX];
+	int ask = -1, redirects = 0, readonly = 0;
+	int64_t nap = 5;
 
-	if (rc != LKC_OK) {
-		return rc;
+	s->ask_unstable = 0;
+
+	if (s->topo.kind == LKC_REDIS_SINGLE) {
+		lkc_rc rc = lkc_rs_ensure(s, op, key, key_len, err);
+
+		return rc != LKC_OK ? rc : lkc_rs_exchange(s, op, cmds, n, replies, err);
 	}
-	return lkc_rs_exchange(s, op, cmds, n, replies, err);
+	for (;;) {
+		lkc_rtopo_redirect redirect = LKC_RTOPO_HERE;
+		const redisReply *said = NULL;
+		int node = -1;
+		lkc_rc rc;
+
+		if (ask >= 0 && n <= LKC_RS_CMDS_MAX) {
+			int m = 0, in_multi = 0;
+
+			/* ASKING holds for the next command only, or for a whole transaction when it precedes MULTI. */
+			for (int i = 0; i < n; i++) {
+				if (!in_multi) {
+					with_asking[m++] = (lkc_rs_cmd) { 1, asking_argv, asking_lens };
+				}
+				if (cmds[i].lens[0] == 5 && strncasecmp(cmds[i].argv[0], "MULTI", 5) == 0) {
+					in_multi = 1;
+				} else if (cmds[i].lens[0] == 4 && strncasecmp(cmds[i].argv[0], "EXEC", 4) == 0) {
+					in_multi = 0;
+				}
+				at[i] = m;
+				with_asking[m++] = cmds[i];
+			}
+			rc = lkc_rs_use(s, op, ask, LKC_RS_TO_SERVER, err);
+			if (rc == LKC_OK) {
+				rc = lkc_rs_exchange(s, op, with_asking, m, asked, err);
+			}
+			if (rc == LKC_OK) {
+				for (int i = 0, k = 0; k < m; k++) {
+					if (i < n && at[i] == k) {
+						replies[i++] = asked[k];
+					} else {
+						freeReplyObject(asked[k]);
+					}
+				}
+			}
+		} else {
+			rc = lkc_rs_ensure(s, op, key, key_len, err);
+			if (rc == LKC_OK) {
+				rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
+			}
+		}
+		if (rc != LKC_OK) {
+			if (rc == LKC_ERR_IO || rc == LKC_ERR_PROTOCOL) {
+				lkc_rtopo_forget(&s->topo);
+			}
+			return rc;
+		}
+		for (int i = 0; i < n && redirect == LKC_RTOPO_HERE; i++) {
+			redirect = lkc_rtopo_redirect_of(&s->topo, replies[i], &node);
+			said = replies[i];
+		}
+		if (redirect == LKC_RTOPO_HERE) {
+			return LKC_OK;
+		}
+		if (redirect == LKC_RTOPO_SPLIT) {
+			char text[256];
+
+			/* Not sent again: the script may have run in part (see the README on resharding). */
+			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
+			lkc_rs_free_replies(replies, n);
+			return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
+		}
+		/*
+		 * A node importing a slot serves a transaction over several keys only
+		 * once it has them all: the caller may take a one-key way (a script).
+		 */
+		if (redirect == LKC_RTOPO_TRYAGAIN && ask >= 0 && n > 1) {
+			char text[256];
+
+			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
+			lkc_rs_free_replies(replies, n);
+			s->ask_unstable = 1;
+			return lkc_rs_fail(s, err, LKC_ERR_IO, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
+		}
+		ask = -1;
+		/* The command did not run: it goes again, or the reply is the error. */
+		if (lkc_ms_left(op->deadline) == 0 || (redirect == LKC_RTOPO_READONLY && readonly > 0)
+			|| ((redirect == LKC_RTOPO_MOVED || redirect == LKC_RTOPO_ASK) && redirects >= LKC_RS_REDIRECTS_MAX)) {
+			char text[256];
+
+			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
+			lkc_rs_free_replies(replies, n);
+			return lkc_rs_fail(s, err, redirect == LKC_RTOPO_TRYAGAIN ? LKC_ERR_IO : LKC_ERR_REFUSED,
+				"%s for slot %u: %s", redirect == LKC_RTOPO_TRYAGAIN ? "timed out retrying"
+				: redirect == LKC_RTOPO_READONLY ? "no writable master" : "too many redirections",
+				lkc_rtopo_slot(key, key_len), text);
+		}
+		lkc_rs_free_replies(replies, n);
+		switch (redirect) {
+			case LKC_RTOPO_MOVED:
+				redirects++;
+				break;
+			case LKC_RTOPO_ASK:
+				redirects++;
+				ask = node;
+				break;
+			case LKC_RTOPO_READONLY:
+				readonly++;
+				lkc_rtopo_forget(&s->topo);
+				break;
+			default:
+				lkc_rs_nap(op, nap);
+				nap = nap * 2 < LKC_RS_RETRY_NAP_MAX ? nap * 2 : LKC_RS_RETRY_NAP_MAX;
+				/* A cluster down for long may have failed over: its map is read again. */
+				if (nap == LKC_RS_RETRY_NAP_MAX) {
+					lkc_rtopo_forget(&s->topo);
+				}
+				break;
+		}
+	}
 }
 
 /* Names every script by the SHA-1 of its body, once per process. */
@@ -869,7 +1391,7 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 		argv[4 + i] = args[i];
 		lens[4 + i] = arg_lens != NULL ? arg_lens[i] : strlen(args[i]);
 	}
-	rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
+	rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -881,7 +1403,7 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 		lens[0] = 4;
 		argv[1] = lua->body;
 		lens[1] = strlen(lua->body);
-		rc = lkc_rs_send(s, op, &cmd, 1, reply, err);
+		rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
 		if (rc != LKC_OK) {
 			return rc;
 		}
@@ -1115,7 +1637,7 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, 
 	op.sent = 0;
 	op.recovered = 0;
 	s->abortable = 1;
-	rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
+	rc = lkc_rs_send(s, &op, req->key, req->key_len, &cmd, 1, &reply, err);
 	s->abortable = 0;
 	if (rc == LKC_ERR_IO && op.sent && lkc_ms_left(op.deadline) == 0) {
 		/* Our sleep is over and Redis has not said so yet: it ends as if nobody woke us (the connection went). */
@@ -1390,9 +1912,22 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	for (;;) {
 		long long state;
 
-		rc = lkc_rs_send(s, &op, cmds, 6, replies, err);
+		rc = lkc_rs_send(s, &op, req->key, req->key_len, cmds, 6, replies, err);
 		if (rc == LKC_OK) {
 			break;
+		}
+		if (s->ask_unstable) {
+			lkc_rs_answer ans;
+
+			/* The slot is moving and its new node lacks keys of the resource: the script's one key goes there. */
+			free(keys);
+			rc = lkc_rs_step(s, req, 't', &ans, err);
+			if (rc == LKC_OK && ans.outcome == LKC_RS_TAKEN) {
+				hold->fence = ans.fence;
+			} else if (rc == LKC_OK) {
+				rc = lkc_rs_busy(s, ans.outcome, err);
+			}
+			return rc;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
 			free(keys);
@@ -1496,7 +2031,8 @@ static lkc_rc lkc_rs_replicated(lkc_rs_store *s, const char *what, lkc_err *err)
 	op.deadline = lkc_rs_deadline(s->cfg.timeout_ms + s->cfg.replicas_timeout_ms);
 	op.sent = 0;
 	op.recovered = 1;
-	rc = lkc_rs_send(s, &op, &cmd, 1, &reply, err);
+	/* On the connection that wrote, wherever the key's commands go now. */
+	rc = lkc_rs_exchange(s, &op, &cmd, 1, &reply, err);
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -1790,7 +2326,7 @@ static lkc_rc lkc_rs_is_locked_io(lkc_store *store, const char *resource, size_t
 	}
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		rc = lkc_rs_send(s, &op, cmds, 2, replies, err);
+		rc = lkc_rs_send(s, &op, key, key_len, cmds, 2, replies, err);
 		if (!lkc_rs_may_recover(&op, rc)) {
 			break;
 		}
@@ -1997,9 +2533,8 @@ static void lkc_rs_abandon(lkc_store *store, lkc_hold *hold)
 /* Lets go of the store's connection: pooled when it is persistent, healthy and idle, else closed. */
 static void lkc_rs_let_go(lkc_rs_store *s)
 {
-	if (s->conn != NULL && s->cfg.persistent && lkc_rconn_pid(s->conn) == lkc_pid() && !s->busy
-		&& lkc_rconn_idle(s->conn)) {
-		lkc_rconn_pool_put(s->pool_key, s->pool_key_len, s->conn);
+	if (s->conn != NULL && !s->busy) {
+		lkc_rs_put_back(s, s->conn, s->conn_node);
 		s->conn = NULL;
 	}
 	lkc_rs_discard(s);
@@ -2022,14 +2557,17 @@ static lkc_rc lkc_rs_enter(lkc_rs_store *s, lkc_rs_frame *f, lkc_err *err)
 		if (s->nparked >= LKC_RS_NEST_MAX) {
 			return lkc_rs_fail(s, err, LKC_ERR_STATE, "store calls nested %d deep inside its own I/O", LKC_RS_NEST_MAX);
 		}
+		s->parked_node[s->nparked] = s->conn_node;
 		s->parked[s->nparked++] = s->conn;
 		f->parked = 1;
 		s->conn = NULL;
+		s->conn_node = -1;
 		s->conn_gen++;
 		s->busy = 0;
 		/* A heartbeat in a handler calls again and again: the last nested call's connection serves the next. */
 		if (s->spare != NULL && lkc_rconn_pid(s->spare) == lkc_pid() && lkc_rconn_idle(s->spare)) {
 			s->conn = s->spare;
+			s->conn_node = s->spare_node;
 		} else {
 			lkc_rconn_close(s->spare);
 		}
@@ -2047,10 +2585,12 @@ static void lkc_rs_leave(lkc_rs_store *s, const lkc_rs_frame *f)
 		if (s->conn != NULL && s->spare == NULL && !s->busy && lkc_rconn_pid(s->conn) == lkc_pid()
 			&& lkc_rconn_idle(s->conn)) {
 			s->spare = s->conn;
+			s->spare_node = s->conn_node;
 			s->conn = NULL;
 		}
 		lkc_rs_let_go(s);
 		s->conn = s->parked[--s->nparked];
+		s->conn_node = s->parked_node[s->nparked];
 		s->conn_gen++;
 		s->busy = 1;
 	}
@@ -2066,15 +2606,23 @@ static void lkc_rs_destroy(lkc_store *store)
 	lkc_rs_let_go(s);
 	if (s->spare != NULL) {
 		s->conn = s->spare;
+		s->conn_node = s->spare_node;
 		s->spare = NULL;
 		lkc_rs_let_go(s);
+	}
+	while (s->nidle > 0) {
+		s->nidle--;
+		lkc_rs_put_back(s, s->idle[s->nidle], s->idle_node[s->nidle]);
 	}
 	while (s->nparked > 0) {
 		lkc_rconn_close(s->parked[--s->nparked]);
 	}
 	lkc_rtls_unref(s->tls);
+	lkc_rtopo_free(&s->topo);
 	lkc_redis_config_free(&s->cfg);
 	free(s->endpoint);
+	free(s->label);
+	free(s->topo_key);
 	free(s->pool_key);
 	free(s);
 }
@@ -2323,72 +2871,66 @@ static char *lkc_rs_make_pool_key(const lkc_rs_store *s, size_t *len)
 	return key;
 }
 
+/* What is wrong with a Sentinel's or a Cluster's settings, or NULL. */
+static const char *lkc_rs_topology_problem(const lkc_redis_config *cfg)
+{
+	if (cfg->nseeds == 0) {
+		return cfg->topology == LKC_REDIS_SENTINEL ? "no sentinel given" : "no cluster node given";
+	}
+	for (size_t i = 0; i < cfg->nseeds; i++) {
+		if (cfg->seeds[i].host == NULL || cfg->seeds[i].host[0] == '\0') {
+			return "a seed has no host";
+		}
+		if (cfg->seeds[i].port < 1 || cfg->seeds[i].port > 65535) {
+			return "the port must be 1 to 65535";
+		}
+	}
+	if (cfg->nseeds > LKC_RTOPO_NODES_MAX / 2) {
+		return "too many seeds (128 at most)";
+	}
+	if (cfg->topology == LKC_REDIS_SENTINEL && (cfg->master_name == NULL || cfg->master_name[0] == '\0')) {
+		return "no master name given for the sentinels";
+	}
+	if (cfg->topology == LKC_REDIS_CLUSTER && cfg->database != 0) {
+		return "a cluster has database 0 only";
+	}
+	return NULL;
+}
+
+/* The seeds as "h1:p1,h2:p2" for messages; NULL when out of memory. */
+static char *lkc_rs_seed_list(const lkc_redis_config *cfg)
+{
+	size_t size = 1;
+	char *list;
+
+	for (size_t i = 0; i < cfg->nseeds; i++) {
+		size += strlen(cfg->seeds[i].host) + 16;
+	}
+	list = malloc(size);
+	if (list != NULL) {
+		size_t used = 0;
+
+		list[0] = '\0';
+		for (size_t i = 0; i < cfg->nseeds; i++) {
+			int v6 = strchr(cfg->seeds[i].host, ':') != NULL;
+
+			used += (size_t) snprintf(list + used, size - used, v6 ? "%s[%s]:%d" : "%s%s:%d", i > 0 ? "," : "",
+				cfg->seeds[i].host, cfg->seeds[i].port);
+		}
+	}
+	return list;
+}
+
 /*
  * Validates cfg and makes a store that connects on first use. It always takes
  * cfg's strings; a unix socket path, when set, wins over host and port.
  */
-/*
- * Refuses a config that asks for what this build cannot do yet (Sentinel,
- * Cluster), so that such a store fails at once instead of
- * talking plain TCP to one server. Goes away as the layers arrive (issue 12).
- */
-static lkc_rc lkc_rs_refuse_unbuilt(const lkc_redis_config *cfg, lkc_err *err)
-{
-	char where[320], what[96];
-	size_t used;
-	int plural;
-
-	if (cfg->topology == LKC_REDIS_SINGLE) {
-		return LKC_OK;
-	}
-	{
-		const char *parts[3];
-		size_t n = 0, len = 0;
-
-		if (cfg->topology != LKC_REDIS_SINGLE) {
-			parts[n++] = cfg->topology == LKC_REDIS_SENTINEL ? "Sentinel" : "Cluster";
-		}
-		what[0] = '\0';
-		for (size_t i = 0; i < n; i++) {
-			len += (size_t) snprintf(what + len, sizeof(what) - len, "%s%s",
-				i == 0 ? "" : i + 1 == n ? " and " : ", ", parts[i]);
-		}
-		plural = n > 1;
-	}
-	if (cfg->topology == LKC_REDIS_SENTINEL) {
-		used = (size_t) snprintf(where, sizeof(where), "master \"%.64s\" via sentinels",
-			cfg->master_name != NULL ? cfg->master_name : "");
-	} else {
-		used = (size_t) snprintf(where, sizeof(where), "at");
-	}
-	if (cfg->topology == LKC_REDIS_SINGLE && cfg->host == NULL) {
-		snprintf(where + used, sizeof(where) - used, " %.200s", cfg->socket_path != NULL ? cfg->socket_path : "");
-	} else if (cfg->topology == LKC_REDIS_SINGLE) {
-		int ipv6 = strchr(cfg->host, ':') != NULL;
-
-		snprintf(where + used, sizeof(where) - used, " %s%.200s%s:%d", ipv6 ? "[" : "", cfg->host,
-			ipv6 ? "]" : "", cfg->port);
-	}
-	for (size_t i = 0; cfg->topology != LKC_REDIS_SINGLE && i < cfg->nseeds && used < sizeof(where); i++) {
-		int ipv6 = strchr(cfg->seeds[i].host, ':') != NULL;
-
-		used += (size_t) snprintf(where + used, sizeof(where) - used, "%s%s%.64s%s:%d", i > 0 ? "," : " ",
-			ipv6 ? "[" : "", cfg->seeds[i].host, ipv6 ? "]" : "", cfg->seeds[i].port);
-	}
-	return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "Redis %s: %s %s not available in this build yet", where,
-		what, plural ? "are" : "is");
-}
-
 lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 {
 	lkc_rs_store *s;
 	const char *problem = NULL;
 
 	*out = NULL;
-	if (lkc_rs_refuse_unbuilt(cfg, err) != LKC_OK) {
-		lkc_redis_config_free(cfg);
-		return err->code;
-	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		lkc_redis_config_free(cfg);
@@ -2402,7 +2944,9 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 		s->cfg.prefix_len = 0;
 	}
 
-	if (s->cfg.socket_path == NULL && (s->cfg.host == NULL || s->cfg.host[0] == '\0')) {
+	if (s->cfg.topology != LKC_REDIS_SINGLE) {
+		problem = lkc_rs_topology_problem(&s->cfg);
+	} else if (s->cfg.socket_path == NULL && (s->cfg.host == NULL || s->cfg.host[0] == '\0')) {
 		problem = "no host and no socket path given";
 	} else if (s->cfg.socket_path != NULL
 		&& (s->cfg.socket_path[0] == '\0' || strlen(s->cfg.socket_path) >= sizeof(((struct sockaddr_un *) 0)->sun_path))) {
@@ -2430,7 +2974,9 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 		}
 	}
 
-	if (s->cfg.socket_path != NULL) {
+	if (s->cfg.topology != LKC_REDIS_SINGLE) {
+		s->endpoint = lkc_rs_seed_list(&s->cfg);
+	} else if (s->cfg.socket_path != NULL) {
 		s->endpoint = strdup(s->cfg.socket_path);
 	} else if (strchr(s->cfg.host, ':') != NULL) {
 		s->endpoint = lkc_rs_format("[%s]:%d", s->cfg.host, s->cfg.port);
@@ -2439,8 +2985,34 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 	}
 	if (s->endpoint != NULL) {
 		s->pool_key = lkc_rs_make_pool_key(s, &s->pool_key_len);
+		s->label = s->cfg.topology == LKC_REDIS_SENTINEL
+			? lkc_rs_format("Redis master \"%s\" via sentinels %s", s->cfg.master_name, s->endpoint)
+			: s->cfg.topology == LKC_REDIS_CLUSTER ? lkc_rs_format("Redis Cluster at %s", s->endpoint)
+			: lkc_rs_format("Redis at %s", s->endpoint);
 	}
-	if (s->pool_key == NULL) {
+	if (s->pool_key != NULL && s->cfg.topology != LKC_REDIS_SINGLE) {
+		static const char hex[] = "0123456789abcdef";
+		const char *name = s->cfg.master_name != NULL ? s->cfg.master_name : "";
+		const char *user = s->cfg.sentinel_username != NULL ? s->cfg.sentinel_username : "";
+		char pw_hash[65] = "-";
+
+		/* Only a store that could ask the sentinels itself starts from what another one found out. */
+		if (s->cfg.sentinel_password != NULL) {
+			unsigned char digest[32];
+
+			lkc_sha256(s->cfg.sentinel_password, strlen(s->cfg.sentinel_password), digest);
+			for (int i = 0; i < 32; i++) {
+				pw_hash[2 * i] = hex[digest[i] >> 4];
+				pw_hash[2 * i + 1] = hex[digest[i] & 15];
+			}
+			pw_hash[64] = '\0';
+		}
+		s->topo_key = lkc_rs_format("%s k%d m%zu:%s su%d%zu:%s sp%s", s->pool_key, (int) s->cfg.topology, strlen(name),
+			name, s->cfg.sentinel_username != NULL, strlen(user), user, pw_hash);
+		s->topo_key_len = s->topo_key != NULL ? strlen(s->topo_key) : 0;
+	}
+	if (s->pool_key == NULL || s->label == NULL || (s->cfg.topology != LKC_REDIS_SINGLE && s->topo_key == NULL)
+		|| lkc_rtopo_init(&s->topo, &s->cfg, err) != LKC_OK) {
 		lkc_rs_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}

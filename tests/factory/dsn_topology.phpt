@@ -1,5 +1,5 @@
 --TEST--
-Factory::fromDsn() and RedisStore: rediss:, redis+sentinel: and redis+cluster: DSNs parse (hosts, ports, master, TLS), TLS and replicas open (connecting on first use), and until Sentinel and Cluster are built such a store is a LockException naming them, never a plain connection
+Factory::fromDsn() and RedisStore: rediss:, redis+sentinel: and redis+cluster: DSNs parse (hosts, ports, master, TLS), TLS, replicas, Sentinel and Cluster stores open (connecting on first use)
 --EXTENSIONS--
 lock
 --FILE--
@@ -53,15 +53,15 @@ var_dump(get_class(Lock\Factory::fromDsn('redis://127.0.0.1:1/1')->getStore()));
 no exception
 no exception
 no exception
-Lock\LockException: Redis master "mymaster" via sentinels h1:26380,h2:26379,[::1]:26379: Sentinel is not available in this build yet
-Lock\LockException: Redis master "mymaster" via sentinels h1:26379: Sentinel is not available in this build yet
-Lock\LockException: Redis master "m-1.a_b" via sentinels [fe80::1]:5000: Sentinel is not available in this build yet
-Lock\LockException: Redis at h1:7000,h2:7001,h3:6379: Cluster is not available in this build yet
-Lock\LockException: Redis at node:6379: Cluster is not available in this build yet
-Lock\LockException: Redis at h1:7000,H1:7001: Cluster is not available in this build yet
 no exception
-Lock\LockException: Redis at h1:6379: Cluster is not available in this build yet
+no exception
+no exception
+no exception
+no exception
+no exception
+no exception
+no exception
 no exception
 string(21) "Lock\Store\RedisStore"
-Lock\LockException: Redis master "master" via sentinels s1:26379,s2:26379: Sentinel is not available in this build yet
+no exception
 string(21) "Lock\Store\RedisStore"

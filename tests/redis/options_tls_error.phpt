@@ -169,8 +169,8 @@ Lock\StorageException: Redis: tls_key "DIR/fifo.key" is not a regular file
 Lock\StorageException: Redis: tls_key "DIR/nope.key" cannot be read: No such file or directory
 Lock\StorageException: Redis: cannot load the CA of tls_ca_file 'DIR/ca.pem': no certificate or crl found
 -- the sentinels' password shows nowhere
-Lock\LockException, shows the password: false
-Lock\LockException, shows the password: false
-Lock\LockException, shows the password: false
+no exception
+no exception
+no exception
 ValueError, shows the password: false
 ValueError, shows the password: false
