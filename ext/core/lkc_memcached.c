@@ -656,6 +656,11 @@ static lkc_rc lkc_mc_backoff(lkc_mc_store *s, int64_t *step_ms, uint64_t deadlin
 	if (s->caller_mask != NULL) {
 		pthread_sigmask(SIG_SETMASK, s->caller_mask, &io_mask);
 	}
+	/* A signal held off during the I/O arrives as the mask lifts, before the sleep can see an EINTR. */
+	if (lkc_interrupted()) {
+		rc = lkc_err_set(err, LKC_INTERRUPTED, "Memcached at %s: the wait for the lock was interrupted", s->endpoints);
+		until = 0;
+	}
 	for (;;) {
 		uint64_t now = lkc_now_ns();
 

@@ -176,6 +176,10 @@ static int lkc_my_wait(MYSQL *my, int status, uint64_t deadline, int abortable)
 	if (status & MYSQL_WAIT_TIMEOUT) {
 		lib_deadline = lkc_now_ns() + (uint64_t) mysql_get_timeout_value_ms(my) * 1000000u;
 	}
+	/* A signal that came before this wait has no EINTR left to show for itself: the host is asked first. */
+	if (abortable && lkc_interrupted()) {
+		return -2;
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = (int) mysql_get_socket(my), .events = 0, .revents = 0 };
 		int64_t ms = lkc_ms_left(deadline);

@@ -180,6 +180,13 @@ static void lkc_pg_first_line(char *out, size_t size, const char *msg)
  */
 static int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
 {
+	/*
+	 * A signal that came before this wait (during the connect, say) has no EINTR
+	 * left to show for itself: the host is asked first, or the wait could outlive it unbounded.
+	 */
+	if (abortable && lkc_interrupted()) {
+		return -2;
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
 		int64_t ms = lkc_ms_left(deadline);
