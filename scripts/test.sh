@@ -94,10 +94,11 @@ if [ ${#only[@]} -eq 0 ]; then
 	check arginfo "$root/scripts/gen-arginfo.sh" --check
 	check lua "$root/scripts/gen-lua.sh" --check
 	check package "$root/scripts/check-package.sh"
-	# The PostgreSQL store is optional: the build without libpq still compiles and says so.
-	check build-without-libpq "$root/scripts/check-no-pgsql.sh"
-	# --- MySQL store: optional too; the build without libmariadb still compiles and says so ---
-	check build-without-libmariadb "$root/scripts/check-no-mysql.sh"
+	# The database and memcached stores are optional: a build without each one's client
+	# library still compiles and says so.
+	check build-without-libpq "$root/scripts/check-without-store.sh" pgsql
+	check build-without-libmariadb "$root/scripts/check-without-store.sh" mysql
+	check build-without-libmemcached "$root/scripts/check-without-store.sh" memcached
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
