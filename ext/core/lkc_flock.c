@@ -1507,22 +1507,60 @@ static lkc_rc lkc_flock_is_locked(lkc_store *store, const char *resource, size_t
  * Whether a flock() hold exists on the inode of fd, looked up in /proc/locks
  * without taking anything: 1, 0, or -1 when the table cannot be read. Waiters
  * blocked in flock() ("->" lines) hold nothing; our waiters never block there.
+ * The table is read in one read(): the kernel writes it under its lock within one
+ * call, while across calls (stdio's 4 kB reads) a hold taken or given up
+ * meanwhile shifts the lines, and one could be skipped.
  */
 static int lkc_flock_held_proc(int fd)
 {
-	char want[64], line[256];
+	char want[64];
 	struct stat st;
-	FILE *locks;
+	size_t cap = 65536;
+	char *buf = NULL;
+	ssize_t n = -1;
 	int held = 0;
 
-	if (fstat(fd, &st) != 0 || (locks = fopen("/proc/locks", "re")) == NULL) {
+	if (fstat(fd, &st) != 0) {
 		return -1;
 	}
-	snprintf(want, sizeof(want), " %02x:%02x:%lu ", major(st.st_dev), minor(st.st_dev), (unsigned long) st.st_ino);
-	while (!held && fgets(line, sizeof(line), locks) != NULL) {
-		held = strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL;
+	for (;;) {
+		int locks = open("/proc/locks", O_RDONLY | O_CLOEXEC);
+		char *grown = locks >= 0 ? realloc(buf, cap + 1) : NULL;
+
+		if (grown == NULL) {
+			if (locks >= 0) {
+				close(locks);
+			}
+			free(buf);
+			return -1;
+		}
+		buf = grown;
+		do {
+			n = read(locks, buf, cap);
+		} while (n < 0 && errno == EINTR);
+		close(locks);
+		if (n < 0 || (size_t) n < cap || cap >= ((size_t) 64 << 20)) {
+			break;
+		}
+		/* It filled the buffer: a bigger one, read again from the start. */
+		cap *= 4;
 	}
-	fclose(locks);
+	if (n < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[n] = '\0';
+	snprintf(want, sizeof(want), " %02x:%02x:%lu ", major(st.st_dev), minor(st.st_dev), (unsigned long) st.st_ino);
+	for (char *line = buf; !held && line != NULL && *line != '\0';) {
+		char *end = strchr(line, '\n');
+
+		if (end != NULL) {
+			*end = '\0';
+		}
+		held = strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL;
+		line = end != NULL ? end + 1 : NULL;
+	}
+	free(buf);
 	return held;
 }
 
