@@ -33,6 +33,14 @@ const COMPARISONS = [
 	['memcached', 'vs Symfony MemcachedStore, lock reused', 'memcached.ours', 'memcached.symfony', 1.5],
 	['memcached', 'vs Symfony, createLock per cycle', 'memcached.ours-new', 'memcached.symfony-new', null],
 	// --- end MemcachedStore ---
+	['pgsql', 'vs pg_try_advisory_lock + pg_advisory_unlock (the floor)', 'pgsql.ours', 'pgsql.floor', null],
+	['pgsql', 'vs Symfony PostgreSqlStore, lock reused', 'pgsql.ours', 'pgsql.symfony', 1.5],
+	['pgsql', 'vs Symfony, createLock per cycle', 'pgsql.ours-new', 'pgsql.symfony-new', null],
+	['pgsql', 'holds => table vs Symfony PostgreSqlStore (for information)', 'pgsql.ours-table', 'pgsql.symfony', null],
+	['mysql', 'vs GET_LOCK(name, 0) + RELEASE_LOCK (the floor)', 'mysql.ours', 'mysql.floor', null],
+	['mysql', 'holds => table vs Symfony PdoStore on MariaDB, lock reused', 'mysql.ours-table', 'mysql.symfony', 1.5],
+	['mysql', 'session holds vs Symfony PdoStore (for information)', 'mysql.ours', 'mysql.symfony', null],
+	['mysql', 'vs Symfony, createLock per cycle', 'mysql.ours-new', 'mysql.symfony-new', null],
 	['frameworks', 'Symfony 7.4 LockFactory: the adapter vs Symfony RedisStore', 'redis.sf-ours', 'redis.sf-own', 1.5],
 	['frameworks', 'Laravel 12 Cache::lock(): the adapter vs RedisLock', 'redis.lv-ours', 'redis.lv-own', 1.5],
 ];
@@ -51,6 +59,15 @@ const FRAMEWORK_HANDOFF = [
 const FRAMEWORK_HANDOFF_RATIO = 1.5;
 /* The framework's own driver, for information: Laravel's RedisLock block() sleeps 250 ms between tries. */
 const FRAMEWORK_HANDOFF_OWN = [['Laravel RedisLock block()', 'handoff.redis.lv-own']];
+
+/*
+ * Handoff against the bare primitive's own waiter, woken by the same release: label, ours,
+ * the floor, and the most ours' p50 may be, as times the floor's (paired by round).
+ */
+const FLOOR_HANDOFF = [
+	['pgsql: vs a bare pg_advisory_lock() waiter', 'handoff.pgsql.ours', 'handoff.pgsql.floor', 1.5],
+	['mysql: vs a bare GET_LOCK() waiter', 'handoff.mysql.ours', 'handoff.mysql.floor', 1.5],
+];
 
 /* Memory runs: contender, label; growth must stay under this many kB. */
 const MEMORY = [
@@ -71,6 +88,8 @@ const HANDOFF = [
 	['redis, fair => false', 'handoff.redis.ours-unfair', 'handoff.redis.symfony', null, null],
 	['flock', 'handoff.flock.ours', 'handoff.flock.symfony', 0.2, null],
 	['sem', 'handoff.sem.ours', 'handoff.sem.symfony', 0.2, null],
+	['pgsql', 'handoff.pgsql.ours', 'handoff.pgsql.symfony', null, null],
+	['mysql', 'handoff.mysql.ours', 'handoff.mysql.symfony', null, null],
 ];
 
 /*
@@ -220,6 +239,23 @@ foreach ([...FRAMEWORK_HANDOFF, ...FRAMEWORK_HANDOFF_OWN] as [$label, $contender
 	$addRow('handoff', sprintf('%s: p50 of %d, vs the extension\'s own', $label, count($a)), ms(percentile($a, 50)),
 		ms(percentile(array_merge(...array_values($handoffs[$base])), 50)), sprintf('%.2fx', $ratio),
 		$own ? '-' : sprintf('<= %.1fx', FRAMEWORK_HANDOFF_RATIO), $own ? null : $ratio <= FRAMEWORK_HANDOFF_RATIO);
+}
+
+foreach (FLOOR_HANDOFF as [$label, $ours, $floor, $most]) {
+	if (!isset($handoffs[$ours], $handoffs[$floor])) {
+		continue;
+	}
+	$paired = [];
+	foreach ($handoffs[$ours] as $round => $lat) {
+		if (isset($handoffs[$floor][$round])) {
+			$paired[] = median($lat) / max(1, median($handoffs[$floor][$round]));
+		}
+	}
+	$a = array_merge(...array_values($handoffs[$ours]));
+	$ratio = median($paired);
+	$addRow('handoff', sprintf('%s: p50 of %d', $label, count($a)), ms(percentile($a, 50)),
+		ms(percentile(array_merge(...array_values($handoffs[$floor])), 50)), sprintf('%.2fx', $ratio),
+		sprintf('<= %.1fx', $most), $ratio <= $most);
 }
 
 foreach (HANDOFF as [$store, $ours, $peer, $p50Target, $p99Target]) {

@@ -5,9 +5,11 @@
 # bench/results/latest.txt; exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)
 #
-# The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh.
+# The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh;
+# pgsql and mysql start a PostgreSQL and a MariaDB of their own (scripts/pg-test-server.sh,
+# scripts/my-test-server.sh) and measure rates and handoffs there.
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -34,14 +36,14 @@ contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
 		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached)" >&2; exit 2 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -75,6 +77,8 @@ if [ ! -f "$ext" ]; then
 fi
 
 work="$(mktemp -d /tmp/lock-bench.XXXXXX)"
+# The database servers run as nobody when we are root: they must reach their directories in here.
+chmod 711 "$work"
 redis_pid=""
 worker_pids=()
 cleanup() {
@@ -94,6 +98,8 @@ cleanup() {
 		wait "$memcached_pid" 2>/dev/null
 	fi
 	# --- end MemcachedStore ---
+	[ -d "$work/pgsql" ] && "$root/scripts/pg-test-server.sh" stop "$work/pgsql" >/dev/null 2>&1
+	[ -d "$work/mysql" ] && "$root/scripts/my-test-server.sh" stop "$work/mysql" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -149,6 +155,23 @@ if wants memcached; then
 	export BENCH_MEMCACHED_PORT="$memcached_port"
 fi
 # --- end MemcachedStore ---
+# A PostgreSQL and a MariaDB of our own, as the tests start them.
+if wants pgsql; then
+	if ! BENCH_PGSQL_DSN="$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql.log")"; then
+		echo "bench: cannot start PostgreSQL:" >&2
+		tail -n 20 "$work/pgsql.log" >&2
+		exit 1
+	fi
+	export BENCH_PGSQL_DSN
+fi
+if wants mysql; then
+	if ! BENCH_MYSQL_DSN="$("$root/scripts/my-test-server.sh" start "$work/mysql" 2>"$work/mysql.log")"; then
+		echo "bench: cannot start MariaDB:" >&2
+		tail -n 20 "$work/mysql.log" >&2
+		exit 1
+	fi
+	export BENCH_MYSQL_DSN
+fi
 # Every contender loads one private copy of the module: a rebuild of modules/lock.so in
 # place during the run would otherwise crash the workers that have it mapped (SIGBUS).
 cp "$ext" "$work/lock.so" || exit 1
@@ -296,6 +319,12 @@ for g in "${groups[@]}"; do
 		# --- MemcachedStore ---
 		memcached) rate_group memcached.ours memcached.symfony memcached.ours-new memcached.symfony-new ;;
 		# --- end MemcachedStore ---
+		pgsql | mysql)
+			# Session holds against the bare primitive and Symfony's store; the handoff of a blocking wait
+			# against the bare primitive's own waiter.
+			rate_group "$g.ours" "$g.floor" "$g.symfony" "$g.ours-new" "$g.symfony-new"
+			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" "handoff.$g.ours" "handoff.$g.floor" "handoff.$g.symfony"
+			;;
 		flock) rate_group flock.ours flock.floor flock.symfony flock.ours-new flock.symfony-new ;;
 		sem) rate_group sem.ours sem.floor sem.symfony sem.ours-new sem.symfony-new ;;
 		read) rate_group redis.ours-read redis.symfony-read flock.ours-read flock.symfony-read ;;

@@ -64,6 +64,22 @@ function bench_waiting_lock(string $group, string $who, string $resource, bool $
 			static fn () => $store->forceRelease($resource),
 		];
 	}
+	if ($who === 'floor') {
+		if ($group !== 'pgsql' && $group !== 'mysql') {
+			bench_fail("$who is for pgsql and mysql only");
+		}
+		// The bare primitive's own wait: pg_advisory_lock() or GET_LOCK(), woken by the server's lock queue.
+		[$take, $give, $close] = bench_db_floor($group, $resource);
+		return [
+			static function () use ($take): void {
+				if (!$take(true)) {
+					bench_fail('the bare primitive did not take the lock');
+				}
+			},
+			$give,
+			$close,
+		];
+	}
 	if ($who !== 'symfony') {
 		bench_fail("unknown contender kind $who");
 	}
@@ -246,7 +262,7 @@ function bench_contend(array $partners, float $seconds): string
 function bench_waiting_serve(string $name, string $resource, float $warmup): void
 {
 	$parts = explode('.', $name);
-	if (count($parts) !== 3 || !in_array($parts[1], ['redis', 'flock', 'sem'], true)) {
+	if (count($parts) !== 3 || !in_array($parts[1], ['redis', 'flock', 'sem', 'pgsql', 'mysql'], true)) {
 		bench_fail("unknown contender $name");
 	}
 	[$kind, $group, $who] = $parts;

@@ -29,6 +29,8 @@ require_once __DIR__ . '/frameworks.php';
 use Symfony\Component\Lock\LockFactory as SfFactory;
 use Symfony\Component\Lock\Store\FlockStore as SfFlockStore;
 use Symfony\Component\Lock\Store\MemcachedStore as SfMemcachedStore;
+use Symfony\Component\Lock\Store\PdoStore as SfPdoStore;
+use Symfony\Component\Lock\Store\PostgreSqlStore as SfPostgreSqlStore;
 use Symfony\Component\Lock\Store\RedisStore as SfRedisStore;
 use Symfony\Component\Lock\Store\SemaphoreStore as SfSemaphoreStore;
 
@@ -72,6 +74,21 @@ function bench_phpredis(bool $tls = false): Redis
 	return $redis;
 }
 
+/** Our acquire()+release() cycle on a lock made once from $store: the run and clean-up functions of a contender. */
+function bench_ours_cycle(Lock\Store $store, string $resource): array
+{
+	$lock = (new Lock\Factory($store))->createLock($resource);
+	$run = static function (int $n) use ($lock): void {
+		for ($i = 0; $i < $n; $i++) {
+			if (!$lock->acquire()) {
+				bench_fail('acquire failed');
+			}
+			$lock->release();
+		}
+	};
+	return [$run, static fn () => $store->forceRelease($resource)];
+}
+
 /** The port of the cluster master that serves $key's slot. */
 function bench_cluster_master_port(string $key): int
 {
@@ -107,7 +124,68 @@ function bench_our_store(string $group, bool $fair = true): Lock\Store
 		// --- MemcachedStore ---
 		'memcached' => new Lock\Store\MemcachedStore('memcached://127.0.0.1:' . bench_env('BENCH_MEMCACHED_PORT')),
 		// --- end MemcachedStore ---
+		'pgsql' => new Lock\Store\PostgresStore(bench_env('BENCH_PGSQL_DSN')),
+		'mysql' => new Lock\Store\MysqlStore(bench_env('BENCH_MYSQL_DSN')),
 	};
+}
+
+/** The parts of the database DSN in $env (scheme://user:pass@host:port/db), for PHP's own clients. */
+function bench_db_parts(string $env): array
+{
+	$parts = parse_url(bench_env($env));
+	if (!isset($parts['host'], $parts['port'], $parts['user'], $parts['pass'], $parts['path'])) {
+		bench_fail("$env is not scheme://user:pass@host:port/db");
+	}
+	return [$parts['host'], (int) $parts['port'], $parts['user'], $parts['pass'], ltrim($parts['path'], '/')];
+}
+
+/** A PDO connection to the benchmark's PostgreSQL ('pgsql') or MariaDB ('mysql'), as Symfony's stores take it. */
+function bench_pdo(string $group): PDO
+{
+	[$host, $port, $user, $pass, $db] = bench_db_parts($group === 'pgsql' ? 'BENCH_PGSQL_DSN' : 'BENCH_MYSQL_DSN');
+	return new PDO("$group:host=$host;port=$port;dbname=$db", $user, $pass, [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION]);
+}
+
+/**
+ * The bare primitive on the benchmark's database, over PHP's own client (pgsql, mysqli) and
+ * one connection: [take (blocking or not, true when had), give back, close].
+ * PostgreSQL: pg_advisory_lock / pg_try_advisory_lock and pg_advisory_unlock on one key;
+ * MariaDB: GET_LOCK(name, timeout) and RELEASE_LOCK(name).
+ */
+function bench_db_floor(string $group, string $resource): array
+{
+	if ($group === 'pgsql') {
+		[$host, $port, $user, $pass, $db] = bench_db_parts('BENCH_PGSQL_DSN');
+		$pg = pg_connect("host=$host port=$port user=$user password=$pass dbname=$db");
+		if ($pg === false) {
+			bench_fail('pg_connect failed');
+		}
+		$key = unpack('J', hash('sha256', $resource, true))[1];
+		$take = static function (bool $block) use ($pg, $key): bool {
+			$res = pg_query($pg, $block ? "SELECT pg_advisory_lock($key), true" : "SELECT true, pg_try_advisory_lock($key)");
+			return $res !== false && pg_fetch_result($res, 0, 1) === 't';
+		};
+		$give = static function () use ($pg, $key): void {
+			$res = pg_query($pg, "SELECT pg_advisory_unlock($key)");
+			if ($res === false || pg_fetch_result($res, 0, 0) !== 't') {
+				bench_fail('pg_advisory_unlock failed');
+			}
+		};
+		return [$take, $give, static fn () => pg_close($pg)];
+	}
+	[$host, $port, $user, $pass, $db] = bench_db_parts('BENCH_MYSQL_DSN');
+	mysqli_report(MYSQLI_REPORT_ERROR | MYSQLI_REPORT_STRICT);
+	$my = new mysqli($host, $user, $pass, $db, $port);
+	$name = "'floor:" . substr(hash('sha256', $resource), 0, 58) . "'";
+	$take = static function (bool $block) use ($my, $name): bool {
+		return $my->query('SELECT GET_LOCK(' . $name . ', ' . ($block ? 3600 : 0) . ')')->fetch_row()[0] === '1';
+	};
+	$give = static function () use ($my, $name): void {
+		if ($my->query("SELECT RELEASE_LOCK($name)")->fetch_row()[0] !== '1') {
+			bench_fail('RELEASE_LOCK failed');
+		}
+	};
+	return [$take, $give, static fn () => $my->close()];
 }
 
 /** Symfony's store for a group. */
@@ -126,6 +204,9 @@ function bench_symfony_store(string $group): object
 			return new SfMemcachedStore($memcached);
 		})(),
 		// --- end MemcachedStore ---
+		// Symfony's advisory-lock store (session holds, as ours by default) and its table store on MariaDB.
+		'pgsql' => new SfPostgreSqlStore(bench_pdo('pgsql')),
+		'mysql' => new SfPdoStore(bench_pdo('mysql'), ['db_table' => 'sf_lock_keys']),
 	};
 }
 
@@ -146,13 +227,16 @@ function bench_symfony_store(string $group): object
  *   flock.floor       the bare primitive: PHP's flock($fp, LOCK_EX | LOCK_NB) + flock($fp, LOCK_UN)
  *                     on a file opened once
  *   sem.floor         the bare primitive: PHP's sem_acquire() + sem_release() on a set got once
+ *   pgsql.floor       the bare primitive: pg_try_advisory_lock() + pg_advisory_unlock(), PHP's pgsql client
+ *   mysql.floor       the bare primitive: GET_LOCK(name, 0) + RELEASE_LOCK(name), PHP's mysqli
+ *   pgsql.symfony     Symfony's PostgreSqlStore (advisory locks over PDO); mysql.symfony: its PdoStore (a table)
  *   <group>.ours-read, <group>.symfony-read  as ours and symfony, with acquireRead()
  *                     (redis and flock: Symfony's semaphore store has no read holds)
  */
 function bench_contender(string $name, string $resource): array
 {
 	[$group, $who] = explode('.', $name, 2) + [1 => ''];
-	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster', 'memcached'], true)) {
+	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster', 'memcached', 'pgsql', 'mysql'], true)) {
 		bench_fail("unknown contender $name");
 	}
 	if ($group === 'redis' && bench_is_framework($who)) {
@@ -160,17 +244,7 @@ function bench_contender(string $name, string $resource): array
 	}
 	switch ($who) {
 		case 'ours':
-			$store = bench_our_store($group);
-			$lock = (new Lock\Factory($store))->createLock($resource);
-			$run = static function (int $n) use ($lock): void {
-				for ($i = 0; $i < $n; $i++) {
-					if (!$lock->acquire()) {
-						bench_fail('acquire failed');
-					}
-					$lock->release();
-				}
-			};
-			return [$run, static fn () => $store->forceRelease($resource)];
+			return bench_ours_cycle(bench_our_store($group), $resource);
 
 		case 'ours-new':
 			$store = bench_our_store($group);
@@ -242,30 +316,12 @@ function bench_contender(string $name, string $resource): array
 			if ($group !== 'cluster') {
 				break;
 			}
-			$store = new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_cluster_master_port('{' . $resource . '}'));
-			$lock = (new Lock\Factory($store))->createLock($resource);
-			$run = static function (int $n) use ($lock): void {
-				for ($i = 0; $i < $n; $i++) {
-					if (!$lock->acquire()) {
-						bench_fail('acquire failed');
-					}
-					$lock->release();
-				}
-			};
-			return [$run, static fn () => $store->forceRelease($resource)];
+			return bench_ours_cycle(
+				new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_cluster_master_port('{' . $resource . '}')), $resource);
 
 		case 'ours-replicas':
-			$store = new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_PRIMARY_PORT'), ['replicas' => 1]);
-			$lock = (new Lock\Factory($store))->createLock($resource);
-			$run = static function (int $n) use ($lock): void {
-				for ($i = 0; $i < $n; $i++) {
-					if (!$lock->acquire()) {
-						bench_fail('acquire failed');
-					}
-					$lock->release();
-				}
-			};
-			return [$run, static fn () => $store->forceRelease($resource)];
+			return bench_ours_cycle(
+				new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_env('BENCH_PRIMARY_PORT'), ['replicas' => 1]), $resource);
 
 		case 'phpredis':
 			if ($group !== 'redis' && $group !== 'tls') {
@@ -308,6 +364,18 @@ function bench_contender(string $name, string $resource): array
 					fclose($fp);
 					unlink($path);
 				}];
+			}
+			if ($group === 'pgsql' || $group === 'mysql') {
+				[$take, $give, $close] = bench_db_floor($group, $resource);
+				$run = static function (int $n) use ($take, $give): void {
+					for ($i = 0; $i < $n; $i++) {
+						if (!$take(false)) {
+							bench_fail('the bare primitive did not take the lock');
+						}
+						$give();
+					}
+				};
+				return [$run, $close];
 			}
 			if ($group === 'sem') {
 				$sem = sem_get(random_int(0x10000000, 0x7fffffff), 1, 0600, false);

@@ -13,8 +13,8 @@ packages=(
 	postgresql-15 libpq-dev
 	# the MySQL store: libmariadb to build it, a server of the tests' own (scripts/my-test-server.sh)
 	mariadb-server libmariadb-dev
-	# benchmark peers, and PHP-Parser so that gen_stub.php runs offline
-	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser
+	# benchmark peers (Symfony's PostgreSqlStore and PdoStore run on pdo_pgsql and pdo_mysql), and PHP-Parser so that gen_stub.php runs offline
+	php-symfony-lock php-redis php-illuminate-cache php-illuminate-redis php-parser php8.2-pgsql php8.2-mysql
 	# fuzzing the C core with libFuzzer (scripts/fuzz.sh)
 	clang-14 libclang-rt-14-dev
 	# --- MemcachedStore: libmemcached to build it, memcached for its tests, php-memcached for Symfony's peer ---
