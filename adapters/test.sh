@@ -10,7 +10,9 @@
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
 # instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
 # (built with scripts/build.sh) and talk to a redis-server of our own on a free loopback port,
-# unless LOCK_TEST_REDIS_PORT names one already running.
+# unless LOCK_TEST_REDIS_PORT names one already running, and to a PostgreSQL and a MariaDB of
+# our own (scripts/pg-test-server.sh, scripts/my-test-server.sh) unless LOCK_TEST_PGSQL_DSN and
+# LOCK_TEST_MYSQL_DSN name running ones.
 #
 #
 # Last line: "N passed, N failed" (", N skipped" when any); exit status 1 on any failure.
@@ -30,6 +32,8 @@ cleanup() {
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
 	fi
+	[ -d "$work/pgsql" ] && "$root/scripts/pg-test-server.sh" stop "$work/pgsql" >/dev/null 2>&1
+	[ -d "$work/mysql" ] && "$root/scripts/my-test-server.sh" stop "$work/mysql" >/dev/null 2>&1
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -66,6 +70,28 @@ if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
 fi
 export LOCK_TEST_REDIS_PORT
 export LOCK_TEST_EXT="$ext"
+
+# A PostgreSQL and a MariaDB of our own for the suites' pgsql and mysql cases, unless
+# LOCK_TEST_PGSQL_DSN and LOCK_TEST_MYSQL_DSN name running ones (scripts/test.sh does).
+# The servers run as nobody when we are root: they must reach their directories in $work.
+chmod 711 "$work"
+if [ -z "${LOCK_TEST_PGSQL_DSN:-}" ]; then
+	if ! LOCK_TEST_PGSQL_DSN=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql.log"); then
+		echo "test: cannot start PostgreSQL:" >&2
+		tail -n 20 "$work/pgsql.log" >&2
+		failed=1
+		finish
+	fi
+fi
+if [ -z "${LOCK_TEST_MYSQL_DSN:-}" ]; then
+	if ! LOCK_TEST_MYSQL_DSN=$("$root/scripts/my-test-server.sh" start "$work/mysql" 2>"$work/mysql.log"); then
+		echo "test: cannot start MariaDB:" >&2
+		tail -n 20 "$work/mysql.log" >&2
+		failed=1
+		finish
+	fi
+fi
+export LOCK_TEST_PGSQL_DSN LOCK_TEST_MYSQL_DSN
 
 if [ $# -gt 0 ]; then
 	adapters="$*"

@@ -6,7 +6,8 @@ namespace Lock\Adapter\TestSupport;
 
 /**
  * The stores the tests run on, and child processes that share them.
- * tests/run.sh sets LOCK_TEST_REDIS_PORT and LOCK_TEST_EXT (the path of lock.so).
+ * adapters/test.sh sets LOCK_TEST_REDIS_PORT, LOCK_TEST_PGSQL_DSN, LOCK_TEST_MYSQL_DSN and
+ * LOCK_TEST_EXT (the path of lock.so).
  */
 final class Env
 {
@@ -18,7 +19,8 @@ final class Env
     /** @return array<string, array{string}> a data provider: one case per store */
     public static function stores(): array
     {
-        return ['redis' => ['redis'], 'flock' => ['flock'], 'semaphore' => ['semaphore']];
+        return ['redis' => ['redis'], 'flock' => ['flock'], 'semaphore' => ['semaphore'],
+            'pgsql' => ['pgsql'], 'mysql' => ['mysql']];
     }
 
     /** A DSN for $kind, private to this test run (own Redis prefix, own flock directory). */
@@ -30,7 +32,21 @@ final class Env
             'redis' => sprintf('redis://127.0.0.1:%d?prefix=%s:', self::redisPort(), $run),
             'flock' => 'flock://' . sys_get_temp_dir() . '/' . $run,
             'semaphore' => 'semaphore:',
+            // Session holds (advisory locks, GET_LOCK): bound to the process, as flock and semaphore.
+            'pgsql' => self::serverDsn('LOCK_TEST_PGSQL_DSN') . '?prefix=' . $run . ':',
+            'mysql' => self::serverDsn('LOCK_TEST_MYSQL_DSN') . '?prefix=' . $run . ':',
         };
+    }
+
+    /** The DSN of a database server adapters/test.sh started (or was given) in the environment variable $variable. */
+    public static function serverDsn(string $variable): string
+    {
+        $dsn = getenv($variable);
+        if ($dsn === false || $dsn === '') {
+            throw new \RuntimeException("$variable is not set: run the tests through adapters/test.sh, which starts the server");
+        }
+
+        return $dsn;
     }
 
     /** A resource name no other test or run uses (semaphores are machine-wide). */

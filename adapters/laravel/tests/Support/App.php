@@ -9,6 +9,7 @@ use Illuminate\Config\Repository as Config;
 use Illuminate\Container\Container;
 use Illuminate\Support\Facades\Facade;
 use Lock\Adapter\Laravel\LockServiceProvider;
+use Lock\Adapter\TestSupport\Env;
 
 /**
  * The part of a Laravel application cache locks use: a container with config/cache.php and
@@ -28,6 +29,8 @@ final class App
             'redis' => ['connection' => 'locks', 'prefix' => 'lock-adapters-laravel:'],
             'flock' => ['dsn' => 'flock://' . sys_get_temp_dir() . '/lock-adapters-laravel'],
             'semaphore' => ['dsn' => 'semaphore:'],
+            'pgsql' => ['dsn' => Env::serverDsn('LOCK_TEST_PGSQL_DSN') . '?prefix=lock-adapters-laravel:'],
+            'mysql' => ['dsn' => Env::serverDsn('LOCK_TEST_MYSQL_DSN') . '?prefix=lock-adapters-laravel:'],
         };
 
         $app = new Container();

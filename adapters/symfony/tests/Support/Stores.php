@@ -5,7 +5,10 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony\Tests\Support;
 
 use Lock\Store;
+use Lock\Adapter\TestSupport\Env;
 use Lock\Store\FlockStore;
+use Lock\Store\MysqlStore;
+use Lock\Store\PostgresStore;
 use Lock\Store\RedisStore;
 use Lock\Store\SemaphoreStore;
 
@@ -18,6 +21,8 @@ final class Stores
             'redis' => new RedisStore(self::redisDsn(), ['prefix' => $prefix, 'timeout' => 2.0]),
             'flock' => new FlockStore(sys_get_temp_dir() . '/lock-adapters-symfony'),
             'semaphore' => new SemaphoreStore(),
+            'pgsql' => new PostgresStore(Env::serverDsn('LOCK_TEST_PGSQL_DSN'), ['prefix' => $prefix]),
+            'mysql' => new MysqlStore(Env::serverDsn('LOCK_TEST_MYSQL_DSN'), ['prefix' => $prefix]),
         };
     }
 
