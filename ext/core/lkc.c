@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -451,4 +452,140 @@ void lkc_abandon(lkc_store *store, lkc_hold *hold)
 		store->ops->abandon(store, hold);
 	}
 	lkc_hold_forget(hold);
+}
+
+/*
+ * Name resolution within a deadline. getaddrinfo() blocks for as long as the
+ * resolver's own timeouts (resolv.conf: 5 s a try, and tries) when a name
+ * server does not answer, so a thread of ours asks and the caller waits for
+ * its answer no longer than it may. Not glibc's getaddrinfo_a(): its helper
+ * threads do not survive fork(), and a child's requests would never be
+ * answered. A thread still asking at the deadline is left to finish: whichever
+ * of the two lets go of the job last frees it.
+ */
+typedef struct {
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;
+	int refs;                  /* the caller and the thread, under mutex */
+	int done;
+	int rc;                    /* getaddrinfo()'s, with errnum for EAI_SYSTEM */
+	int errnum;
+	struct addrinfo *res;
+	char port[8];
+	char host[];
+} lkc_resolve_job;
+
+/* Drops one reference to job (its mutex held); the last frees it. */
+static void lkc_resolve_unref(lkc_resolve_job *job)
+{
+	int last = --job->refs == 0;
+
+	pthread_mutex_unlock(&job->mutex);
+	if (last) {
+		if (job->res != NULL) {
+			freeaddrinfo(job->res);
+		}
+		pthread_cond_destroy(&job->cond);
+		pthread_mutex_destroy(&job->mutex);
+		free(job);
+	}
+}
+
+static void *lkc_resolve_thread(void *arg)
+{
+	lkc_resolve_job *job = arg;
+	struct addrinfo hints, *res = NULL;
+	int rc;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	rc = getaddrinfo(job->host, job->port, &hints, &res);
+	pthread_mutex_lock(&job->mutex);
+	job->rc = rc;
+	job->errnum = errno;
+	job->res = res;
+	job->done = 1;
+	pthread_cond_signal(&job->cond);
+	lkc_resolve_unref(job);
+	return NULL;
+}
+
+int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinfo **out, char *text, size_t text_size)
+{
+	struct addrinfo hints;
+	pthread_condattr_t cattr;
+	pthread_attr_t tattr;
+	pthread_t thread;
+	size_t host_len = strlen(host);
+	lkc_resolve_job *job;
+	char port_text[8];
+	int ok;
+
+	*out = NULL;
+	/* An address needs no resolver: answered at once, without a thread. */
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST;
+	snprintf(port_text, sizeof(port_text), "%d", port);
+	if (getaddrinfo(host, port_text, &hints, out) == 0) {
+		return 0;
+	}
+	*out = NULL;
+	job = calloc(1, sizeof(*job) + host_len + 1);
+	if (job == NULL) {
+		snprintf(text, text_size, "out of memory resolving %s", host);
+		return -1;
+	}
+	memcpy(job->host, host, host_len + 1);
+	memcpy(job->port, port_text, sizeof(port_text));
+	job->refs = 2;
+	pthread_mutex_init(&job->mutex, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&job->cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+	pthread_attr_init(&tattr);
+	pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
+	ok = pthread_create(&thread, &tattr, lkc_resolve_thread, job) == 0;
+	pthread_attr_destroy(&tattr);
+	pthread_mutex_lock(&job->mutex);
+	if (!ok) {
+		/* No thread to spare: ask here, unbounded, as getaddrinfo() alone would. */
+		job->refs = 1;
+		job->rc = getaddrinfo(host, port_text, &(struct addrinfo) { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM },
+			&job->res);
+		job->errnum = errno;
+		job->done = 1;
+	}
+	while (!job->done) {
+		struct timespec ts;
+
+		if (deadline_ns == 0) {
+			pthread_cond_wait(&job->cond, &job->mutex);
+			continue;
+		}
+		if (lkc_now_ns() >= deadline_ns) {
+			break;
+		}
+		ts.tv_sec = (time_t) (deadline_ns / 1000000000u);
+		ts.tv_nsec = (long) (deadline_ns % 1000000000u);
+		pthread_cond_timedwait(&job->cond, &job->mutex, &ts);
+	}
+	if (!job->done) {
+		snprintf(text, text_size, "resolving %s took longer than the timeout (the name server does not answer)", host);
+		lkc_resolve_unref(job);
+		return -2;
+	}
+	if (job->rc != 0) {
+		snprintf(text, text_size, "cannot resolve %s: %s", host,
+			job->rc == EAI_SYSTEM ? strerror(job->errnum) : gai_strerror(job->rc));
+		lkc_resolve_unref(job);
+		return -1;
+	}
+	*out = job->res;
+	job->res = NULL;
+	lkc_resolve_unref(job);
+	return 0;
 }

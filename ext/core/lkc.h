@@ -92,6 +92,15 @@ uint64_t lkc_now_ns(void);
 /* Milliseconds left until deadline_ns (0 when passed); deadline 0 means none. */
 int64_t lkc_ms_left(uint64_t deadline_ns);
 
+struct addrinfo;
+/*
+ * Resolves host (a name or an address) to its TCP addresses for port within
+ * deadline_ns (0: no deadline), never longer: 0 with *out set (freeaddrinfo()),
+ * -1 when the name does not resolve, -2 when the deadline passed first; text
+ * then says why, naming the host.
+ */
+int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinfo **out, char *text, size_t text_size);
+
 /* Fills out with LKC_TOKEN_LEN hex characters from the OS CSPRNG, NUL-terminated. */
 lkc_rc lkc_token_new(char out[LKC_TOKEN_LEN + 1], lkc_err *err);
 

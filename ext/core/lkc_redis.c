@@ -768,7 +768,8 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 	const char *user = peer == LKC_RS_TO_SENTINEL ? s->cfg.sentinel_username : s->cfg.username;
 	const char *password = peer == LKC_RS_TO_SENTINEL ? s->cfg.sentinel_password : s->cfg.password;
 	int database = peer == LKC_RS_TO_SENTINEL ? 0 : s->cfg.database;
-	lkc_rconn_target target = { .host = s->cfg.host, .port = s->cfg.port, .socket_path = s->cfg.socket_path, .tls = s->tls };
+	lkc_rconn_target target = { .host = s->cfg.host, .port = s->cfg.port, .socket_path = s->cfg.socket_path, .tls = s->tls,
+		.deadline = op->deadline };
 	lkc_rs_cmd cmds[3];
 	redisReply *replies[3];
 	char db[16];

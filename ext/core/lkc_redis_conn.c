@@ -55,7 +55,7 @@ struct lkc_rconn {
 	size_t olen, ocap;
 	lkc_rconn_err err;
 	int errnum;
-	char errtext[160];
+	char errtext[384];
 };
 
 /* A pooled connection. */
@@ -386,19 +386,11 @@ lkc_rconn *lkc_rconn_open(const lkc_rconn_target *t, lkc_rconn_step *step)
 		}
 		return c;
 	} else {
-		struct addrinfo hints;
-		char port[16];
-		int gai;
+		char text[sizeof(c->errtext)];
 
-		memset(&hints, 0, sizeof(hints));
-		hints.ai_family = AF_UNSPEC;
-		hints.ai_socktype = SOCK_STREAM;
-		snprintf(port, sizeof(port), "%d", t->port);
-		gai = getaddrinfo(t->host, port, &hints, &c->addrs);
-		if (gai != 0) {
+		if (lkc_resolve(t->host, t->port, t->deadline, &c->addrs, text, sizeof(text)) != 0) {
 			/* errnum 0 with a text: the resolver's words. */
-			*step = lkc_rconn_fail(c, LKC_RCONN_ERR_IO, gai == EAI_SYSTEM ? errno : 0,
-				gai == EAI_SYSTEM ? NULL : gai_strerror(gai));
+			*step = lkc_rconn_fail(c, LKC_RCONN_ERR_IO, 0, text);
 			return c;
 		}
 		c->next = c->addrs;

@@ -27,6 +27,7 @@ typedef struct {
 	int port;
 	const char *socket_path;   /* NULL for TCP */
 	lkc_rtls *tls;             /* NULL: plain text */
+	uint64_t deadline;         /* resolving a host name ends by then (lkc_now_ns(); 0: no bound) */
 } lkc_rconn_target;
 
 /* What a step of a connection needs next. */
