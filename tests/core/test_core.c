@@ -2,6 +2,9 @@
 #define _DEFAULT_SOURCE
 #include "t.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void token_is_hex_and_distinct(void)
@@ -71,5 +74,46 @@ static void errors_carry_messages(void)
 	CHECK(strcmp(lkc_rc_name(LKC_LOST), "LOST") == 0);
 }
 
+/* Addresses need no resolver; names from /etc/hosts resolve, also in a forked child; a bad name says so. */
+static void resolve_within_a_deadline(void)
+{
+	struct addrinfo *ai = NULL;
+	char text[256] = "";
+	pid_t pid;
+	int status = -1;
+
+	CHECK(lkc_resolve("127.0.0.1", 6379, lkc_now_ns() + 1000000000u, &ai, text, sizeof(text)) == 0);
+	CHECK(ai != NULL && ai->ai_family == AF_INET && ai->ai_socktype == SOCK_STREAM);
+	freeaddrinfo(ai);
+	CHECK(lkc_resolve("::1", 1, 0, &ai, text, sizeof(text)) == 0);
+	CHECK(ai != NULL && ai->ai_family == AF_INET6);
+	freeaddrinfo(ai);
+	/* A deadline already passed: an address still resolves (no thread), a name does not. */
+	CHECK(lkc_resolve("127.0.0.1", 1, 1, &ai, text, sizeof(text)) == 0);
+	freeaddrinfo(ai);
+	CHECK(lkc_resolve("localhost", 1, 1, &ai, text, sizeof(text)) == -2);
+	CHECK(ai == NULL && strstr(text, "resolving localhost took longer than the timeout") != NULL);
+	CHECK(lkc_resolve("localhost", 6379, lkc_now_ns() + 5000000000u, &ai, text, sizeof(text)) == 0);
+	CHECK(ai != NULL);
+	freeaddrinfo(ai);
+	/* A name that cannot be one: the resolver's word, naming it. */
+	CHECK(lkc_resolve("bad..name", 1, lkc_now_ns() + 5000000000u, &ai, text, sizeof(text)) == -1);
+	CHECK(ai == NULL && strstr(text, "cannot resolve bad..name") != NULL);
+	/* A child of a process that resolved resolves too (each resolution has a thread of its own). */
+	pid = fork();
+	if (pid == 0) {
+		struct addrinfo *child = NULL;
+		char t2[256];
+		int rc = lkc_resolve("localhost", 6379, lkc_now_ns() + 5000000000u, &child, t2, sizeof(t2));
+
+		if (child != NULL) {
+			freeaddrinfo(child);
+		}
+		_exit(rc == 0 ? 0 : 1);
+	}
+	waitpid(pid, &status, 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 TEST_MAIN(T(token_is_hex_and_distinct), T(hold_rejects_bad_sizes), T(clock_moves_forward),
-	T(sha256_known_vectors), T(errors_carry_messages))
+	T(sha256_known_vectors), T(errors_carry_messages), T(resolve_within_a_deadline))
