@@ -436,6 +436,8 @@ static lkc_rc lkc_pgt_wait(lkc_pg_store *s, lkc_hold *hold, lkc_pgt_args *a, int
 	return rc;
 }
 
+static void lkc_pgt_settle(lkc_store *store, lkc_hold *hold);
+
 static lkc_rc lkc_pgt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
 {
@@ -445,7 +447,11 @@ static lkc_rc lkc_pgt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 
 	/* Exclusive only: without LKC_CAP_SHARED the lock layer never asks for a shared hold. */
 	(void) mode;
-	hold->unsure = 0;
+	if (hold->unsure) {
+		/* A row a failed take of ours may have left would keep this take out until its TTL. */
+		lkc_pgt_settle(store, hold);
+		hold->unsure = 0;
+	}
 	if ((rc = lkc_pgt_args_init(s, &a, hold->resource, hold->resource_len, hold, err)) != LKC_OK) {
 		return rc;
 	}
