@@ -495,8 +495,12 @@ static lkc_rc lkc_pgt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 	return rc;
 }
 
-/* Runs sql ($1 key, $2 owner, then extra) for the hold's row: LKC_OK when it matched, else why not. */
-static lkc_rc lkc_pgt_own(lkc_pg_store *s, lkc_hold *hold, const char *sql, int64_t ttl_ms, int64_t *value, lkc_err *err)
+/*
+ * Runs sql ($1 key, $2 owner, and $3 the TTL when nparams is 3) for the hold's row:
+ * LKC_OK when it matched (*value, when not NULL, set to its first column), else why not.
+ */
+static lkc_rc lkc_pgt_own(lkc_pg_store *s, lkc_hold *hold, const char *sql, int nparams, int64_t ttl_ms,
+	int64_t *value, lkc_err *err)
 {
 	lkc_pgt_args a;
 	const char *params[3] = { a.key, a.owner, ttl_ms == LKC_TTL_NONE ? NULL : a.ms };
@@ -509,7 +513,7 @@ static lkc_rc lkc_pgt_own(lkc_pg_store *s, lkc_hold *hold, const char *sql, int6
 		return rc;
 	}
 	snprintf(a.ms, sizeof(a.ms), "%" PRId64, ttl_ms);
-	rc = lkc_pgt_run(s, c, sql, sql == s->table->refresh ? 3 : 2, params, &res, err);
+	rc = lkc_pgt_run(s, c, sql, nparams, params, &res, err);
 	if (rc == LKC_OK) {
 		if (PQntuples(res) == 1) {
 			if (value != NULL) {
@@ -528,21 +532,21 @@ static lkc_rc lkc_pgt_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, 
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
 
-	return lkc_pgt_own(s, hold, s->table->refresh, ttl_ms, NULL, err);
+	return lkc_pgt_own(s, hold, s->table->refresh, 3, ttl_ms, NULL, err);
 }
 
 static lkc_rc lkc_pgt_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
 
-	return lkc_pgt_own(s, hold, s->table->check, LKC_TTL_NONE, NULL, err);
+	return lkc_pgt_own(s, hold, s->table->check, 2, LKC_TTL_NONE, NULL, err);
 }
 
 static lkc_rc lkc_pgt_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
 
-	return lkc_pgt_own(s, hold, s->table->fence, LKC_TTL_NONE, fence, err);
+	return lkc_pgt_own(s, hold, s->table->fence, 2, LKC_TTL_NONE, fence, err);
 }
 
 static lkc_rc lkc_pgt_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
