@@ -1,5 +1,5 @@
 --TEST--
-pgsql table mode: a blocking acquire and waitUntilFree() are woken by a release in another process (a hold that never expires: nothing else could wake them); a killed holder's hold lets a waiter in when it expires by the server's clock; timeouts bound waits; a signal handler that throws ends a wait
+pgsql table mode: a blocking acquire and waitUntilFree() are woken by a release in another process (a hold that never expires: nothing else could wake them), and send nothing while they wait; a killed holder's hold lets a waiter in when it expires by the server's clock; timeouts bound waits; a signal handler that throws ends a wait
 --EXTENSIONS--
 lock
 pcntl
@@ -53,6 +53,24 @@ $s = (hrtime(true) - $t) / 1e9;
 echo 'after the TTL, long before the timeout: ', var_export($s > 0.5 && $s < lock_test_patience(20.0), true), "\n";
 $waiter->release();
 
+echo "-- a waiter sends nothing while it waits: no polling\n";
+$table = 'idle_' . bin2hex(random_bytes(4));
+$idleStore = lock_test_pgsql_table_store(['prefix' => $prefix, 'table' => $table]);
+$holder = new Lock\Lock('idle', $idleStore, null);
+var_dump($holder->acquire());
+$idle = new LockTestChild($storeCode . '$s = lock_test_pgsql_table_store(["prefix" => ' . var_export($prefix, true) . ', "table" => "' . $table . '"]);'
+    . '$l = new Lock\Lock("idle", $s); echo "waiting\n"; var_dump($l->acquire(true, 60.0)); echo "done\n";');
+$idle->waitFor('waiting');
+// The waiter's session: its last statement read the row's time left (the SQL names the table).
+$waiting = static fn (string $also = ''): string => lock_test_pgsql_sql("SELECT count(*) FROM pg_stat_activity WHERE application_name = 'php-lock'"
+    . " AND query LIKE 'SELECT CASE WHEN expires_at%' AND query LIKE '%$table%'$also");
+lock_test_wait_until(static fn () => $waiting() === '1', 30.0, 'the waiter to wait');
+sleep(2);
+echo 'idle on the server for over a second: ', $waiting(" AND state = 'idle' AND state_change < clock_timestamp() - interval '1.5 seconds'"), "\n";
+$holder->release();
+echo $idle->waitFor('done');
+lock_test_pgsql_sql("DROP TABLE $table");
+
 echo "-- a signal handler that throws ends a wait without a bound\n";
 $holder = new Lock\Lock('sig', $store, null);
 $holder->acquire();
@@ -95,6 +113,11 @@ bool(false)
 bool(true)
 bool(true)
 after the TTL, long before the timeout: true
+-- a waiter sends nothing while it waits: no polling
+bool(true)
+idle on the server for over a second: 1
+bool(true)
+done
 -- a signal handler that throws ends a wait without a bound
 acquire: alarm
 waitUntilFree: alarm
