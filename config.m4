@@ -81,7 +81,7 @@ if test "$PHP_LOCK" != "no"; then
     PHP_EVAL_INCLINE([$LIBPQ_CFLAGS])
     PHP_EVAL_LIBLINE([$LIBPQ_LIBS], [LOCK_SHARED_LIBADD])
     AC_DEFINE([HAVE_LOCK_PGSQL], [1], [Whether the lock PostgreSQL store is built])
-    lock_sources="$lock_sources ext/core/lkc_pgsql.c"
+    lock_sources="$lock_sources ext/core/lkc_pgsql.c ext/core/lkc_pgsql_table.c"
   fi
 
   dnl --- MySQL store ---

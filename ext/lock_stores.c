@@ -653,6 +653,8 @@ static const php_lock_opt php_lock_pg_options[] = {
 	{"username", OPT_NULLABLE_STRING},
 	{"password", OPT_NULLABLE_STRING},
 	{"database", OPT_NULLABLE_STRING},
+	{"holds", OPT_STRING},
+	{"table", OPT_STRING},
 	{NULL, OPT_INT},
 };
 
@@ -673,6 +675,22 @@ static bool php_lock_pg_setting(lkc_pg_config *cfg, const char *name, zval *valu
 		cfg->timeout_ms = ms;
 	} else if (strcmp(name, "persistent") == 0) {
 		cfg->persistent = zend_is_true(value);
+	} else if (strcmp(name, "holds") == 0) {
+		if (zend_string_equals_literal(Z_STR_P(value), "session")) {
+			cfg->holds_table = 0;
+		} else if (zend_string_equals_literal(Z_STR_P(value), "table")) {
+			cfg->holds_table = 1;
+		} else {
+			zend_argument_value_error(arg_num, "%s must be \"session\" or \"table\"", what);
+			return false;
+		}
+	} else if (strcmp(name, "table") == 0) {
+		if (!lkc_pg_table_name_check(Z_STRVAL_P(value), Z_STRLEN_P(value))) {
+			zend_argument_value_error(arg_num, "%s must be a table name, name or schema.name, each a letter or _"
+				" then letters, digits, _ or $, at most 63 bytes", what);
+			return false;
+		}
+		php_lock_set_str(&cfg->table, Z_STRVAL_P(value), Z_STRLEN_P(value));
 	} else {
 		char **slot = name[0] == 'u' ? &cfg->user : name[0] == 'p' ? &cfg->password : &cfg->dbname;
 		if (Z_TYPE_P(value) == IS_NULL) {
@@ -773,7 +791,7 @@ static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len,
 		}
 		if (opt == NULL) {
 			/* Not quoted: an unencoded '?' in a password lands in the query. */
-			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database)");
+			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)");
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
@@ -819,6 +837,14 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 			}
 		} ZEND_HASH_FOREACH_END();
 	}
+	if (cfg.table != NULL && !cfg.holds_table) {
+		/* A table named for session holds would be silently unused: the caller meant table mode. */
+		zend_argument_value_error(options && php_lock_option(options, "table") != NULL ? options_arg : 1,
+			"%s \"table\" needs holds \"table\" (session holds use no table)",
+			options && php_lock_option(options, "table") != NULL ? "option" : "query parameter");
+		lkc_pg_config_free(&cfg);
+		return false;
+	}
 	lkc_err_clear(&err);
 	if (lkc_pg_open(&obj->store, &cfg, &err) != LKC_OK) {
 		lkc_pg_config_free(&cfg);
@@ -827,6 +853,13 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 	}
 	/* Two PostgresStores share their locks when they reach one server's database under one prefix. */
 	ns = strpprintf(0, "%s/%s ", lkc_pg_endpoint(obj->store), cfg.dbname != NULL ? cfg.dbname : (cfg.user != NULL ? cfg.user : ""));
+	if (cfg.holds_table) {
+		/* Table mode: the table is part of the namespace too. */
+		zend_string *server = ns;
+
+		ns = strpprintf(0, "%stable %s ", ZSTR_VAL(server), cfg.table != NULL ? cfg.table : LKC_PG_TABLE_DEFAULT);
+		zend_string_release(server);
+	}
 	if (cfg.prefix != NULL) {
 		zend_string *server = ns;
 

@@ -69,7 +69,7 @@ core_sources() {
 	for f in ext/core/*.c; do
 		[ "$(basename "$f")" = lkc_memcached.c ] && [ "$memcached_core" = 0 ] && continue
 		[ "$(basename "$f")" = "$skip" ] && continue
-		[ "$(basename "$f")" = lkc_pgsql.c ] && ! pkg-config --exists libpq && continue
+		case "$(basename "$f")" in lkc_pgsql.c | lkc_pgsql_table.c) pkg-config --exists libpq || continue ;; esac
 		[ "$(basename "$f")" = lkc_mysql.c ] && ! pkg-config --exists libmariadb && continue
 		printf '%s\n' "$f"
 	done

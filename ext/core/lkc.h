@@ -369,7 +369,17 @@ typedef struct {
 	size_t prefix_len;
 	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
 	int persistent;         /* keep idle connections for the next store of the same process */
+	int holds_table;        /* holds are rows of a table with a TTL (table mode), not session advisory locks */
+	char *table;            /* table mode: the table, "name" or "schema.name"; NULL: LKC_PG_TABLE_DEFAULT */
 } lkc_pg_config;
+
+/* The table of table mode unless one is named. */
+#define LKC_PG_TABLE_DEFAULT "lock_holds"
+/*
+ * Whether name is a table name table mode accepts: an identifier ([A-Za-z_] then
+ * [A-Za-z0-9_$], at most 63 bytes), optionally qualified by a schema the same way.
+ */
+int lkc_pg_table_name_check(const char *name, size_t len);
 
 void lkc_pg_config_init(lkc_pg_config *cfg);
 void lkc_pg_config_free(lkc_pg_config *cfg);

@@ -19,6 +19,9 @@
  * Fencing tokens come from a table, lock_fencing (key bigint primary key,
  * token bigint), created when missing: the holder's session increments the
  * key's row while it holds the key exclusively, so tokens strictly increase.
+ *
+ * Table mode (holds => 'table': rows with a TTL, lkc_pgsql_table.c) shares the
+ * connection layer here: sessions, the pool, statements with deadlines.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -35,40 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-
-/* Idle connections a store keeps for its next holds; more are closed. */
-#define LKC_PG_IDLE_MAX 8
-/* Idle connections the process keeps for persistent stores, across requests. */
-#define LKC_PG_POOL_MAX 16
-
-/* One server session. */
-typedef struct lkc_pg_conn {
-	PGconn *pg;
-	pid_t pid;                   /* the process that opened it: a forked child never uses it */
-	struct lkc_pg_conn *next;    /* in an idle list */
-} lkc_pg_conn;
-
-typedef struct {
-	lkc_store base;
-	const char *keys[8];         /* libpq connection keywords, NULL-terminated */
-	const char *values[8];
-	char *host;                  /* owned strings the keywords point to */
-	char *port;
-	char *user;
-	char *password;
-	char *dbname;
-	char *endpoint;              /* "host:port" or the socket directory, for messages */
-	char *pool_key;              /* what a persistent connection must match to be reused */
-	unsigned char *prefix;
-	size_t prefix_len;
-	int64_t timeout_ms;
-	int persistent;
-	lkc_pg_conn *idle;
-	unsigned nidle;
-	int fencing_table;           /* the fencing table is known to exist */
-	int timed_out;               /* the last statement got no answer in time (its connection was given up) */
-} lkc_pg_store;
+#include "lkc_pgsql_int.h"
 
 /* The process's idle connections of persistent stores, each under its store's pool_key. */
 typedef struct lkc_pg_pooled {
@@ -137,7 +107,7 @@ static void lkc_pg_quiet(void *arg, const char *message)
  * its socket is pointed at /dev/null first, so that libpq's goodbye never reaches
  * the parent's session.
  */
-static void lkc_pg_conn_close(lkc_pg_conn *c)
+void lkc_pg_conn_close(lkc_pg_conn *c)
 {
 	if (c == NULL) {
 		return;
@@ -178,7 +148,7 @@ static void lkc_pg_first_line(char *out, size_t size, const char *msg)
  * -1 failed, -2 interrupted (only when abortable; the host's verdict is asked
  * when a signal ends the poll).
  */
-static int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
+int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
 {
 	/*
 	 * A signal that came before this wait (during the connect, say) has no EINTR
@@ -286,7 +256,7 @@ static int lkc_pg_reusable(const lkc_pg_conn *c)
 }
 
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
-static lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
+lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 {
 	while (s->idle != NULL) {
 		lkc_pg_conn *c = s->idle;
@@ -326,7 +296,7 @@ static lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 }
 
 /* Gives a session that holds nothing back for reuse, or closes it. */
-static void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c)
+void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c)
 {
 	if (c == NULL) {
 		return;
@@ -351,6 +321,7 @@ static lkc_rc lkc_pg_result_error(lkc_pg_store *s, lkc_pg_conn *c, const PGresul
 		msg = PQerrorMessage(c->pg);
 	}
 	lkc_pg_first_line(line, sizeof(line), msg);
+	snprintf(s->sqlstate, sizeof(s->sqlstate), "%s", state != NULL ? state : "");
 	/* lock_timeout ended the wait; or the server broke a deadlock by failing this wait, and the other one goes on. */
 	if (state != NULL && (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0)) {
 		return LKC_BUSY;
@@ -372,7 +343,7 @@ static lkc_rc lkc_pg_result_error(lkc_pg_store *s, lkc_pg_conn *c, const PGresul
  * cancels the statement and the answer is LKC_INTERRUPTED unless the statement
  * finished first. LKC_ERR_IO means the connection is broken (the caller closes it).
  */
-static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
+lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
 	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err)
 {
 	PGresult *keep = NULL;
@@ -382,6 +353,7 @@ static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int 
 
 	*out = NULL;
 	s->timed_out = 0;
+	s->sqlstate[0] = '\0';
 	sent = nparams > 0 ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) : PQsendQuery(c->pg, sql);
 	if (!sent) {
 		char line[256];
@@ -457,12 +429,6 @@ static lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int 
 	return LKC_OK;
 }
 
-/* The deadline of a statement that does not wait for a lock. */
-static uint64_t lkc_pg_deadline(const lkc_pg_store *s)
-{
-	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
-}
-
 /*
  * Runs a statement that answers one boolean into *yes. On LKC_ERR_IO the
  * connection is closed and *c cleared.
@@ -491,7 +457,7 @@ static lkc_rc lkc_pg_bool(lkc_pg_store *s, lkc_pg_conn **c, const char *sql, int
 }
 
 /* The advisory key of a resource, as text for a statement's parameter. */
-static lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err)
+lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err)
 {
 	int64_t key;
 
@@ -982,7 +948,7 @@ static void lkc_pg_abandon(lkc_store *store, lkc_hold *hold)
 	hold->session = NULL;
 }
 
-static void lkc_pg_destroy(lkc_store *store)
+void lkc_pg_destroy(lkc_store *store)
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
 
@@ -1020,6 +986,7 @@ static void lkc_pg_destroy(lkc_store *store)
 	}
 	free(s->pool_key);
 	free(s->prefix);
+	lkc_pg_table_free(s->table);
 	free(s);
 }
 
@@ -1054,6 +1021,7 @@ void lkc_pg_config_free(lkc_pg_config *cfg)
 	free(cfg->password);
 	free(cfg->dbname);
 	free(cfg->prefix);
+	free(cfg->table);
 	lkc_pg_config_init(cfg);
 }
 
@@ -1130,6 +1098,15 @@ lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err)
 		}
 		snprintf(s->pool_key, len, "%s\n%s\n%s\n%s\n%s", s->host, s->port, s->user ? s->user : "",
 			s->password ? s->password : "", s->dbname ? s->dbname : "");
+	}
+	if (cfg->holds_table) {
+		lkc_rc rc = lkc_pg_table_setup(s, cfg->table != NULL ? cfg->table : LKC_PG_TABLE_DEFAULT, err);
+
+		if (rc != LKC_OK) {
+			lkc_pg_destroy(&s->base);
+			return rc;
+		}
+		s->base.ops = &lkc_pg_table_ops;
 	}
 	*out = &s->base;
 	return LKC_OK;

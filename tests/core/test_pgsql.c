@@ -1,4 +1,4 @@
-/* Unit tests of the PostgreSQL store's parts that need no server: the advisory key of a resource. */
+/* Unit tests of the PostgreSQL store's parts that need no server: the advisory key of a resource, table names. */
 #include "t.h"
 
 #ifdef HAVE_LOCK_PGSQL
@@ -40,10 +40,37 @@ static void long_and_binary_resources(void)
 	CHECK(a != b);
 }
 
+/* Table mode's table names: an identifier, or two joined by a dot; nothing that would need quoting inside quotes. */
+static void table_names(void)
+{
+	static const char *const good[] = { "lock_holds", "_x", "x$1", "Schema_1.t_2", "a.b" };
+	static const char *const bad[] = { "", "1x", "$x", "a b", "a.b.c", ".a", "a.", "a..b", "\"a\"", "a;b", "a-b", "\xc3\xa4" };
+	char name[64 + 1 + 64 + 1];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(lkc_pg_table_name_check(good[i], strlen(good[i])));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!lkc_pg_table_name_check(bad[i], strlen(bad[i])));
+	}
+	/* A NUL byte inside ends nothing: the length counts. */
+	CHECK(!lkc_pg_table_name_check("a\0b", 3));
+	/* 63 bytes a part, the server's limit; 64 would be cut short there. */
+	memset(name, 't', 63);
+	CHECK(lkc_pg_table_name_check(name, 63));
+	memset(name, 't', 64);
+	CHECK(!lkc_pg_table_name_check(name, 64));
+	memset(name, 's', 63);
+	name[63] = '.';
+	memset(name + 64, 't', 63);
+	CHECK(lkc_pg_table_name_check(name, 127));
+}
+
 TEST_MAIN(
 	T(key_matches_documented_hash),
 	T(prefix_boundary_changes_the_key),
-	T(long_and_binary_resources)
+	T(long_and_binary_resources),
+	T(table_names)
 )
 
 #else

@@ -1,0 +1,88 @@
+/*
+ * What the PostgreSQL store's two modes share: the connection layer of
+ * lkc_pgsql.c (sessions, pool, statements with deadlines and cancellable
+ * waits), used by the session mode there and the table mode of
+ * lkc_pgsql_table.c. Not part of the core's interface.
+ */
+#ifndef LKC_PGSQL_INT_H
+#define LKC_PGSQL_INT_H
+
+#include "lkc.h"
+
+#include <libpq-fe.h>
+
+/* Idle connections a store keeps for its next holds; more are closed. */
+#define LKC_PG_IDLE_MAX 8
+/* Idle connections the process keeps for persistent stores, across requests. */
+#define LKC_PG_POOL_MAX 16
+
+/* One server session. */
+typedef struct lkc_pg_conn {
+	PGconn *pg;
+	pid_t pid;                   /* the process that opened it: a forked child never uses it */
+	struct lkc_pg_conn *next;    /* in an idle list */
+} lkc_pg_conn;
+
+/* The table mode's own state (lkc_pgsql_table.c). */
+typedef struct lkc_pg_table lkc_pg_table;
+
+typedef struct {
+	lkc_store base;
+	const char *keys[8];         /* libpq connection keywords, NULL-terminated */
+	const char *values[8];
+	char *host;                  /* owned strings the keywords point to */
+	char *port;
+	char *user;
+	char *password;
+	char *dbname;
+	char *endpoint;              /* "host:port" or the socket directory, for messages */
+	char *pool_key;              /* what a persistent connection must match to be reused */
+	unsigned char *prefix;
+	size_t prefix_len;
+	int64_t timeout_ms;
+	int persistent;
+	lkc_pg_conn *idle;
+	unsigned nidle;
+	int fencing_table;           /* the fencing table is known to exist */
+	int timed_out;               /* the last statement got no answer in time (its connection was given up) */
+	char sqlstate[6];            /* SQLSTATE of the last failed statement, "" when none */
+	lkc_pg_table *table;         /* table mode: the holds' table; NULL in session mode */
+} lkc_pg_store;
+
+/* Closes a connection; one of a parent process is let go of on our side only. */
+void lkc_pg_conn_close(lkc_pg_conn *c);
+/*
+ * Waits until fd is ready for events or deadline passes: 1 ready, 0 timed out,
+ * -1 failed, -2 interrupted (only when abortable).
+ */
+int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable);
+/* A session for one hold or one request: an idle one of the store or the process, or a new one. */
+lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err);
+/* Gives a session that holds nothing back for reuse, or closes it. */
+void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c);
+/*
+ * Runs sql (several statements when nparams is 0) and sets *out to the last
+ * statement's result; LKC_ERR_IO means the connection is broken (the caller
+ * closes it). See lkc_pgsql.c.
+ */
+lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
+	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err);
+/* The advisory key of a resource, as text for a statement's parameter. */
+lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err);
+/* Frees a store of either mode and everything it owns. */
+void lkc_pg_destroy(lkc_store *store);
+
+/* The deadline of a statement that does not wait for a lock. */
+static inline uint64_t lkc_pg_deadline(const lkc_pg_store *s)
+{
+	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+}
+
+/* The operations of table mode. */
+extern const lkc_store_ops lkc_pg_table_ops;
+/* Sets up table mode on s for the table named table (checked by lkc_pg_table_name_check). */
+lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err);
+/* Frees what lkc_pg_table_setup made; NULL is fine. */
+void lkc_pg_table_free(lkc_pg_table *t);
+
+#endif

@@ -1,0 +1,61 @@
+--TEST--
+pgsql table mode: max_execution_time ends a blocked acquire(), run() or waitUntilFree() with PHP's fatal error; nothing is taken, and the holder's row is untouched
+--DESCRIPTION--
+As tests/pgsql/time_limit.phpt: the test delivers SIGPROF, the time limit's signal, to a waiter
+blocked with a limit set, which is what the kernel does when the limit runs out.
+--EXTENSIONS--
+lock
+pcntl
+posix
+--FILE--
+<?php
+require __DIR__ . '/../inc/pgsql.inc';
+lock_test_hang_guard(100);
+
+$prefix = lock_test_prefix();
+$store = lock_test_pgsql_table_store(['prefix' => $prefix]);
+$holder = new Lock\Lock('tl', $store, null);
+foreach (['var_dump($lock->acquire(true));', '$lock->run(function () { echo "callback ran\n"; });',
+    'var_dump($store->waitUntilFree("tl"));'] as $wait) {
+    echo "-- $wait\n";
+    var_dump($holder->acquire());
+    $waiter = new LockTestChild('require "' . __DIR__ . '/../inc/pgsql.inc";'
+        . '$store = lock_test_pgsql_table_store(["prefix" => ' . var_export($prefix, true) . ']);'
+        . '$lock = new Lock\Lock("tl", $store);'
+        . 'register_shutdown_function(function () use ($lock) { echo "at shutdown the waiter holds it: ", var_export($lock->isAcquired(), true), "\n"; });'
+        . 'set_time_limit(60); echo "waiting\n";' . $wait . 'echo "wait returned\n";');
+    $waiter->waitFor('waiting');
+    // Whether the signal finds the waiter in its poll() or in a statement just before, the wait ends.
+    usleep(300000);
+    $waiter->signal(SIGPROF);
+    $waiter->wait();
+    echo 'fatal error: ', var_export(str_contains($waiter->output(), 'Maximum execution time of 60 seconds exceeded'), true), "\n";
+    echo 'wait returned: ', var_export(str_contains($waiter->output(), 'wait returned') || str_contains($waiter->output(), 'callback ran'), true), "\n";
+    echo trim(substr($waiter->output(), strpos($waiter->output(), 'at shutdown'))), "\n";
+    var_dump(lock_test_pgsql_row($prefix, 'tl')[0] === $holder->getOwner());
+    $holder->release();
+    var_dump($store->isLocked('tl'));
+}
+?>
+--EXPECT--
+-- var_dump($lock->acquire(true));
+bool(true)
+fatal error: true
+wait returned: false
+at shutdown the waiter holds it: false
+bool(true)
+bool(false)
+-- $lock->run(function () { echo "callback ran\n"; });
+bool(true)
+fatal error: true
+wait returned: false
+at shutdown the waiter holds it: false
+bool(true)
+bool(false)
+-- var_dump($store->waitUntilFree("tl"));
+bool(true)
+fatal error: true
+wait returned: false
+at shutdown the waiter holds it: false
+bool(true)
+bool(false)
