@@ -435,10 +435,11 @@ lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t d
 			status = mysql_store_result_cont(&res, my, ready);
 		}
 		if (res == NULL) {
-			rc = lkc_my_error(s, *c, err);
+			/* A killed SLEEP() ends its rows with the error of the kill. */
+			rc = killed ? LKC_INTERRUPTED : lkc_my_error(s, *c, err);
 			lkc_my_conn_drop(*c);
 			*c = NULL;
-			return rc == LKC_ERR_IO ? rc : LKC_ERR_IO;
+			return rc == LKC_ERR_IO || rc == LKC_INTERRUPTED ? rc : LKC_ERR_IO;
 		}
 	}
 	if (killed) {
