@@ -1,5 +1,5 @@
 --TEST--
-mysql table holds: bad options (holds, table, no database) are a ValueError or TypeError; a server that is down is a Lock\StorageException within the timeout; a hold survives a server restart (its row is the hold), and its waiter's session breaking is a StorageException
+mysql table holds: bad options (holds, table, no database) are a ValueError or TypeError; a server that is down is a Lock\StorageException within the timeout
 --EXTENSIONS--
 lock
 --FILE--
@@ -47,25 +47,6 @@ foreach (['acquire' => fn () => $lock->acquire(), 'acquire(true, 2.0)' => fn () 
 }
 var_dump($lock->isAcquired());
 
-echo "-- the server restarts under a hold\n";
-$server = new LockTestMyServer();
-$store = new Lock\Store\MysqlStore($server->dsn('holds=table'), ['timeout' => 2.0]);
-$lock = new Lock\Lock('r', $store, 120.0);
-var_dump($lock->acquire());
-$server->stop();
-try {
-    $lock->refresh();
-    echo "no exception\n";
-} catch (Lock\StorageException $e) {
-    echo get_class($e), "\n";
-}
-$server->up();
-$other = new Lock\Lock('r', $store);
-var_dump($store->isLocked('r'), $other->acquire(), $lock->isAcquired());
-$lock->refresh();
-$lock->release();
-var_dump($store->isLocked('r'), $other->acquire());
-$other->release();
 ?>
 --EXPECT--
 -- options
@@ -97,11 +78,3 @@ isLocked: Lock\StorageException, names the endpoint: true, within the timeout: t
 forceRelease: Lock\StorageException, names the endpoint: true, within the timeout: true
 waitUntilFree: Lock\StorageException, names the endpoint: true, within the timeout: true
 bool(false)
--- the server restarts under a hold
-bool(true)
-Lock\StorageException
-bool(true)
-bool(false)
-bool(true)
-bool(false)
-bool(true)
