@@ -22,8 +22,8 @@
  * one the client counts from before the call.
  *
  * The row alone says who holds what. GET_LOCK only wakes waiters: while a
- * hold's session lives, it also holds the name with GET_LOCK and the row
- * records it (conn). A waiter reads the row, and when conn's session holds the
+ * hold's session lives, it also holds the row's name under the tag "hold:"
+ * (lkc_myt_wake) with GET_LOCK and the row records it (conn). A waiter reads the row, and when conn's session holds the
  * name it waits in GET_LOCK (and lets go in the same statement), woken by the
  * release (the row is freed first, then the name) or by the holder's end;
  * otherwise (the hold was restored in a process that has not refreshed it yet,
@@ -49,6 +49,8 @@
 #define LKC_MYT_RECHECK_MS 500
 /* A TTL beyond a century is kept to a century: DATETIME ends at the year 9999. */
 #define LKC_MYT_TTL_MAX_MS INT64_C(3153600000000)
+/* The tag of the GET_LOCK names of table holds, as long as LKC_MY_TAG. */
+#define LKC_MYT_WAKE_TAG "hold:"
 /* A quoted owner: X'', two hex digits a byte, and a NUL. */
 #define LKC_MYT_OWNER_SQL (4 + 2 * LKC_OWNER_MAX)
 
@@ -104,6 +106,16 @@ static void lkc_myt_expiry(char *out, size_t size, int64_t ttl_ms)
 	snprintf(out, size, "TIMESTAMPADD(MICROSECOND, %" PRId64 ", UTC_TIMESTAMP(6))", ttl_ms * 1000);
 }
 
+/*
+ * The GET_LOCK name that marks the hold of the row name: the row's name under a tag
+ * of its own, so that table holds and session holds of one resource never meet.
+ */
+static void lkc_myt_wake(char out[LKC_MY_NAME_LEN + 1], const char *name)
+{
+	memcpy(out, name, LKC_MY_NAME_LEN + 1);
+	memcpy(out, LKC_MYT_WAKE_TAG, sizeof(LKC_MYT_WAKE_TAG) - 1);
+}
+
 /* Runs sql on *c, creating the table first when it is missing; res as lkc_my_exec's. */
 static lkc_rc lkc_myt_run(lkc_my_store *s, lkc_my_conn **c, const char *sql, MYSQL_RES **res, lkc_err *err)
 {
@@ -152,15 +164,16 @@ static lkc_rc lkc_myt_row(lkc_my_store *s, lkc_my_conn **c, const char *sql, int
 static lkc_rc lkc_myt_look(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *owner, lkc_myt_look_t *out,
 	lkc_err *err)
 {
-	char sql[1536];
+	char sql[1536], wake[LKC_MY_NAME_LEN + 1];
 	int64_t v[3];
 	int found = 0;
 	lkc_rc rc;
 
+	lkc_myt_wake(wake, name);
 	snprintf(sql, sizeof(sql), "SELECT IF(" LKC_MYT_LIVE ", IF(owner = %s, 1, 2), 0),"
 		" IF(" LKC_MYT_LIVE " AND expires_at IS NOT NULL,"
 		" GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000), 0), NULL),"
-		" IFNULL(IS_USED_LOCK('%s') = conn, 0) FROM `%s` WHERE name = '%s'", owner, name, s->table, name);
+		" IFNULL(IS_USED_LOCK('%s') = conn, 0) FROM `%s` WHERE name = '%s'", owner, wake, s->table, name);
 	rc = lkc_myt_row(s, c, sql, v, 3, &found, err);
 	if (rc != LKC_OK) {
 		return rc;
@@ -202,7 +215,7 @@ static lkc_rc lkc_myt_gone(lkc_my_store *s, const char *name, lkc_err *err)
 /* Lets the session give name up; 0 when it could not say, and was closed. */
 static int lkc_myt_unname(lkc_my_store *s, lkc_my_conn **c, const char *name)
 {
-	char sql[128];
+	char sql[128], wake[LKC_MY_NAME_LEN + 1];
 	int64_t ok = 0;
 	lkc_err ignored;
 
@@ -210,7 +223,8 @@ static int lkc_myt_unname(lkc_my_store *s, lkc_my_conn **c, const char *name)
 		return 1;
 	}
 	lkc_err_clear(&ignored);
-	snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", name);
+	lkc_myt_wake(wake, name);
+	snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", wake);
 	if (lkc_my_int(s, c, sql, lkc_my_deadline(s), 0, &ok, &ignored) != LKC_OK || ok != 1) {
 		if (*c != NULL) {
 			lkc_my_conn_drop(*c);
@@ -273,12 +287,13 @@ static lkc_rc lkc_myt_hold_run(lkc_my_store *s, lkc_hold *hold, const char *sql,
 static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, const char *name, const char *owner,
 	int64_t ttl_ms, int *taken, lkc_err *err)
 {
-	char sql[2048], expiry[96], conn[32];
+	char sql[2048], expiry[96], conn[32], wake[LKC_MY_NAME_LEN + 1];
 	int64_t got = 0;
 	lkc_rc rc;
 
 	*taken = 0;
-	snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', 0)", name);
+	lkc_myt_wake(wake, name);
+	snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', 0)", wake);
 	if ((rc = lkc_my_int(s, c, sql, lkc_my_deadline(s), 0, &got, err)) != LKC_OK) {
 		return rc;
 	}
@@ -338,12 +353,13 @@ static lkc_rc lkc_myt_pause(lkc_my_store *s, lkc_my_conn **c, const char *name, 
 		return LKC_OK;
 	}
 	if (look->woken) {
-		char then[96];
+		char then[96], wake[LKC_MY_NAME_LEN + 1];
 		int got = 0;
 
 		/* Queued behind the holder's session, and gone again in the same statement. */
-		snprintf(then, sizeof(then), "RELEASE_LOCK('%s')", name);
-		return lkc_my_get_lock(s, c, name, then, t, &got, err);
+		lkc_myt_wake(wake, name);
+		snprintf(then, sizeof(then), "RELEASE_LOCK('%s')", wake);
+		return lkc_my_get_lock(s, c, wake, then, t, &got, err);
 	}
 	lkc_my_seconds(secs, sizeof(secs), t);
 	snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ SLEEP(%s)",
@@ -513,7 +529,7 @@ static lkc_rc lkc_myt_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, 
 	lkc_my_store *s = (lkc_my_store *) store;
 	char name[LKC_MY_NAME_LEN + 1];
 	char owner[LKC_MYT_OWNER_SQL];
-	char sql[1536], expiry[96];
+	char sql[1536], expiry[96], wake[LKC_MY_NAME_LEN + 1];
 	lkc_my_conn *c;
 	int64_t got = 0;
 	lkc_rc rc;
@@ -540,7 +556,8 @@ static lkc_rc lkc_myt_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, 
 	 * A restored hold, or one whose session broke: its session takes the name now
 	 * when it can, so that waiters are woken by its release again.
 	 */
-	snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', 0)", name);
+	lkc_myt_wake(wake, name);
+	snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', 0)", wake);
 	rc = lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &got, err);
 	hold->session = c;
 	if (rc != LKC_OK || got != 1) {
@@ -583,7 +600,7 @@ static lkc_rc lkc_myt_force_release(lkc_store *store, const char *resource, size
 	 * queued on that session wake, and find the row free.
 	 */
 	lkc_my_store *s = (lkc_my_store *) store;
-	char name[LKC_MY_NAME_LEN + 1];
+	char name[LKC_MY_NAME_LEN + 1], wake[LKC_MY_NAME_LEN + 1];
 	char sql[512];
 	lkc_my_conn *c;
 	int64_t holder = 0;
@@ -596,8 +613,9 @@ static lkc_rc lkc_myt_force_release(lkc_store *store, const char *resource, size
 	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
 		return rc;
 	}
+	lkc_myt_wake(wake, name);
 	snprintf(sql, sizeof(sql), "SELECT IFNULL(IF(IS_USED_LOCK('%s') = conn, conn, 0), 0) FROM `%s` WHERE name = '%s'",
-		name, s->table, name);
+		wake, s->table, name);
 	rc = lkc_myt_row(s, &c, sql, &holder, 1, &found, err);
 	if (rc == LKC_OK && found) {
 		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = NULL WHERE name = '%s'",

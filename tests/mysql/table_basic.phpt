@@ -21,7 +21,7 @@ $row = lock_test_mysql_row($prefix, 'r');
 echo 'the row: ours ', var_export($row['owner'] === bin2hex($a->getOwner()), true),
     ', live ', var_export($row['live'], true),
     ', 30 s by the server\'s clock ', var_export($row['left'] > 25 && $row['left'] <= 30, true),
-    ', its session marks it ', var_export($row['conn'] !== null && $row['conn'] === lock_test_mysql_holder($prefix, 'r'), true), "\n";
+    ', its session marks it ', var_export($row['conn'] !== null && $row['conn'] === lock_test_mysql_holder($prefix, 'r', null, true), true), "\n";
 var_dump($a->acquire(), $a->getRemainingLifetime() > 25);
 
 echo "-- refresh\n";
@@ -32,7 +32,7 @@ var_dump($row['left'] > 95 && $row['left'] <= 100, $a->getRemainingLifetime() > 
 echo "-- release\n";
 $a->release();
 $row = lock_test_mysql_row($prefix, 'r');
-var_dump($a->isAcquired(), $store->isLocked('r'), $row['owner'], $row['live'], lock_test_mysql_holder($prefix, 'r'));
+var_dump($a->isAcquired(), $store->isLocked('r'), $row['owner'], $row['live'], lock_test_mysql_holder($prefix, 'r', null, true));
 var_dump($b->acquire(), $a->acquire());
 $b->release();
 $a->release();
@@ -77,7 +77,7 @@ echo "-- forceRelease\n";
 $f = new Lock\Lock('force', $store, null);
 var_dump($f->acquire());
 $store->forceRelease('force');
-var_dump($store->isLocked('force'), lock_test_mysql_holder($prefix, 'force'), $f->isAcquired());
+var_dump($store->isLocked('force'), lock_test_mysql_holder($prefix, 'force', null, true), $f->isAcquired());
 var_dump($f->acquire());
 $store->forceRelease('force');
 $g = new Lock\Lock('force', $store);
@@ -114,6 +114,15 @@ $m = new Lock\Lock('fence', $store);
 $m->acquire();
 var_dump($m->getFencingToken() > $tokens[2], $l->isAcquired());
 $m->release();
+
+echo "-- table holds and session holds of one resource never meet\n";
+$session = lock_test_mysql_store(['prefix' => $prefix]);
+$t = new Lock\Lock('both', $store);
+$u = new Lock\Lock('both', $session);
+var_dump($t->acquire(), $u->acquire(), $session->isLocked('both'), $store->isLocked('both'));
+$t->release();
+var_dump($session->isLocked('both'), $store->isLocked('both'));
+$u->release();
 ?>
 --EXPECT--
 supports EXPIRING: true
@@ -188,6 +197,13 @@ the row has it: true
 NULL
 the row has it: true
 NULL
+bool(true)
+bool(true)
+bool(false)
+-- table holds and session holds of one resource never meet
+bool(true)
+bool(true)
+bool(true)
 bool(true)
 bool(true)
 bool(false)

@@ -20,7 +20,7 @@ echo "-- taken in a process that then ends\n";
 [$acquired, $owner] = explode("\n", trim($out));
 echo "child exit $code: $acquired\n";
 $row = lock_test_mysql_row($prefix, 'h');
-var_dump($store->isLocked('h'), $row['live'], $row['owner'] === bin2hex($owner), lock_test_mysql_holder($prefix, 'h'));
+var_dump($store->isLocked('h'), $row['live'], $row['owner'] === bin2hex($owner), lock_test_mysql_holder($prefix, 'h', null, true));
 $mine = $factory->createLock('h');
 var_dump($mine->acquire());
 
@@ -37,14 +37,14 @@ var_dump($restored->isAcquired(), $restored->getFencingToken() === $row['fence']
 $restored->refresh();
 $row = lock_test_mysql_row($prefix, 'h');
 var_dump($row['left'] > 25 && $row['left'] <= 30, $restored->getRemainingLifetime() > 25);
-echo 'its session marks it now: ', var_export($row['conn'] !== null && $row['conn'] === lock_test_mysql_holder($prefix, 'h'), true), "\n";
+echo 'its session marks it now: ', var_export($row['conn'] !== null && $row['conn'] === lock_test_mysql_holder($prefix, 'h', null, true), true), "\n";
 
 echo "-- a waiter in another process is woken by its release\n";
 $waiter = new LockTestChild('require "' . __DIR__ . '/../inc/mysql.inc";'
     . '$l = Lock\Factory::fromDsn(' . var_export($dsn, true) . ')->createLock("h");'
     . 'echo "waiting\n"; var_dump($l->acquire(true, 60.0), $l->isAcquired()); echo "done\n"; fgets(STDIN);');
 $waiter->waitFor('waiting');
-lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'h') !== [], 30.0, 'the waiter to wait in GET_LOCK');
+lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'h', null, true) !== [], 30.0, 'the waiter to wait in GET_LOCK');
 $restored->release();
 echo $waiter->waitFor('done');
 var_dump($store->isLocked('h'));
@@ -68,7 +68,7 @@ var_dump($store->isLocked('q'));
 echo "-- a forked child\n";
 $held = new Lock\Lock('f', $store, null);
 var_dump($held->acquire());
-$holder = lock_test_mysql_holder($prefix, 'f');
+$holder = lock_test_mysql_holder($prefix, 'f', null, true);
 $idle = new Lock\Lock('g', $store);
 $idle->acquire();
 $idle->release();
@@ -82,7 +82,7 @@ $pid = lock_test_fork(static function () use ($held, $store): int {
     return $ok ? 0 : 1;
 });
 echo 'child exit: ', lock_test_wait_pid($pid), "\n";
-var_dump($held->isAcquired(), lock_test_mysql_holder($prefix, 'f') === $holder, $idle->acquire());
+var_dump($held->isAcquired(), lock_test_mysql_holder($prefix, 'f', null, true) === $holder, $idle->acquire());
 $held->release();
 $idle->release();
 var_dump($store->isLocked('f'), $store->isLocked('g'));

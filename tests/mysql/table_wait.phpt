@@ -27,7 +27,7 @@ echo "-- woken by the release\n";
 $waiter = new LockTestChild($inc . '$s = ' . $code . '; $l = new Lock\Lock("w", $s);'
     . 'echo "waiting\n"; var_dump($l->acquire(true, 60.0), $l->isAcquired()); echo "done\n"; fgets(STDIN);');
 $waiter->waitFor('waiting');
-lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'w') !== [], 30.0, 'the waiter to wait in GET_LOCK');
+lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'w', null, true) !== [], 30.0, 'the waiter to wait in GET_LOCK');
 $holder->release();
 echo $waiter->waitFor('done');
 var_dump($store->isLocked('w'), $holder->acquire());
@@ -38,7 +38,7 @@ var_dump($holder->acquire());
 echo "-- waitUntilFree is woken by the release and takes nothing\n";
 $free = new LockTestChild($inc . '$s = ' . $code . '; echo "waiting\n"; var_dump($s->waitUntilFree("w", 60.0)); echo "done\n";');
 $free->waitFor('waiting');
-lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'w') !== [], 30.0, 'waitUntilFree to wait in GET_LOCK');
+lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'w', null, true) !== [], 30.0, 'waitUntilFree to wait in GET_LOCK');
 $fence = lock_test_mysql_row($prefix, 'w')['fence'];
 $holder->release();
 echo $free->waitFor('done');
@@ -51,7 +51,7 @@ $h = new Lock\Lock('r', $store, 60.0, false);
 var_dump($h->acquire());
 $owner = $h->getOwner();
 unset($h);
-var_dump(lock_test_mysql_holder($prefix, 'r'), $store->isLocked('r'));
+var_dump(lock_test_mysql_holder($prefix, 'r', null, true), $store->isLocked('r'));
 $waiter = new LockTestChild($inc . '$s = ' . $code . '; $l = new Lock\Lock("r", $s);'
     . 'echo "waiting\n"; var_dump($l->acquire(true, 60.0)); echo "done\n"; fgets(STDIN); $l->release();');
 $waiter->waitFor('waiting');
