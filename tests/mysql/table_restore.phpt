@@ -65,6 +65,21 @@ var_dump($store->isLocked('q'));
 echo "child exit $code:\n$out";
 var_dump($store->isLocked('q'));
 
+echo "-- an owner of any bytes, and the same owner in another process\n";
+$odd = "a'b\0`c\\" . str_repeat("\xff", 248);
+$lock = $factory->createLock('o', 60.0, false, $odd);
+var_dump(strlen($odd), $lock->acquire(), lock_test_mysql_row($prefix, 'o')['owner'] === bin2hex($odd));
+unset($lock);
+[$code, $out] = lock_test_run_php('require "' . __DIR__ . '/../inc/mysql.inc";'
+    . '$f = Lock\Factory::fromDsn(' . var_export($dsn, true) . ');'
+    . 'var_dump($f->createLock("o", 60.0, true, "someone")->acquire());'
+    . '$l = $f->createLock("o", 60.0, false, ' . var_export($odd, true) . '); var_dump($l->acquire(), $l->isAcquired());');
+echo "child exit $code:\n$out";
+$back = $factory->restoreLock('o', $odd);
+var_dump($back->isAcquired());
+$back->release();
+var_dump($store->isLocked('o'));
+
 echo "-- a forked child\n";
 $held = new Lock\Lock('f', $store, null);
 var_dump($held->acquire());
@@ -119,6 +134,16 @@ bool(true)
 child exit 0:
 bool(true)
 bool(false)
+bool(false)
+-- an owner of any bytes, and the same owner in another process
+int(255)
+bool(true)
+bool(true)
+child exit 0:
+bool(false)
+bool(true)
+bool(true)
+bool(true)
 bool(false)
 -- a forked child
 bool(true)
