@@ -23,12 +23,13 @@
  *
  * The row alone says who holds what. GET_LOCK only wakes waiters: while a
  * hold's session lives, it also holds the row's name under the tag "hold:"
- * (lkc_myt_wake) with GET_LOCK and the row records it (conn). A waiter reads the row, and when conn's session holds the
- * name it waits in GET_LOCK (and lets go in the same statement), woken by the
- * release (the row is freed first, then the name) or by the holder's end;
- * otherwise (the hold was restored in a process that has not refreshed it yet,
- * its session died, or a delayed release) it looks again after at most
- * LKC_MYT_RECHECK_MS. Either wait ends at the row's expiry and at the waiter's
+ * (lkc_myt_wake) with GET_LOCK, and the row records that session (conn). A
+ * waiter reads the row, and when conn's session holds the name it waits in
+ * GET_LOCK (and lets go in the same statement), woken by the release (the row
+ * is freed first, then the name) or by the holder's end; otherwise (the hold
+ * was restored in a process that has not refreshed it yet, its session died,
+ * a delayed release, or its holder could not have the name) it looks again
+ * after at most LKC_MYT_RECHECK_MS. Either wait ends at the row's expiry and at the waiter's
  * deadline, and a release between the look and the wait lets GET_LOCK return at
  * once, so a waiter is never later than LKC_MYT_RECHECK_MS past a free row.
  */
@@ -51,6 +52,7 @@
 #define LKC_MYT_TTL_MAX_MS INT64_C(3153600000000)
 /* The tag of the GET_LOCK names of table holds, as long as LKC_MY_TAG. */
 #define LKC_MYT_WAKE_TAG "hold:"
+_Static_assert(sizeof(LKC_MYT_WAKE_TAG) == sizeof(LKC_MY_TAG), "a wake name is as long as a lock name");
 /* A quoted owner: X'', two hex digits a byte, and a NUL. */
 #define LKC_MYT_OWNER_SQL (4 + 2 * LKC_OWNER_MAX)
 
@@ -304,7 +306,11 @@ static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, con
 		snprintf(conn, sizeof(conn), "NULL");
 	}
 	lkc_myt_expiry(expiry, sizeof(expiry), ttl_ms);
-	/* Assigned in this order, each test sees the row as it was: owner is set before expires_at, which it reads. */
+	/*
+	 * Each assignment tests the row as the earlier ones left it: owner goes before
+	 * expires_at, so that a row just made ours still passes the test, and a row
+	 * that failed it is left as it was.
+	 */
 	snprintf(sql, sizeof(sql), "INSERT INTO `%s` (name, owner, expires_at, fence, conn)"
 		" VALUES ('%s', %s, %s, LAST_INSERT_ID(1), %s) ON DUPLICATE KEY UPDATE"
 		" fence = IF(" LKC_MYT_TAKES ", LAST_INSERT_ID(fence + 1), fence),"
