@@ -104,7 +104,7 @@ if test "$PHP_LOCK" != "no"; then
     PHP_EVAL_INCLINE([$LIBMARIADB_CFLAGS])
     PHP_EVAL_LIBLINE([$LIBMARIADB_LIBS], [LOCK_SHARED_LIBADD])
     AC_DEFINE([HAVE_LOCK_MYSQL], [1], [Whether the lock MySQL store is built])
-    lock_sources="$lock_sources ext/core/lkc_mysql.c"
+    lock_sources="$lock_sources ext/core/lkc_mysql.c ext/core/lkc_mysql_table.c"
   fi
   dnl --- end MySQL store ---
   dnl --- MemcachedStore ---

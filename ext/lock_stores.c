@@ -902,6 +902,7 @@ static const php_lock_opt php_lock_my_options[] = {
 	{"password", OPT_NULLABLE_STRING},
 	{"database", OPT_NULLABLE_STRING},
 	{"holds", OPT_STRING},
+	{"table", OPT_STRING},
 	{NULL, OPT_INT},
 };
 
@@ -923,11 +924,18 @@ static bool php_lock_my_setting(lkc_my_config *cfg, const char *name, zval *valu
 	} else if (strcmp(name, "persistent") == 0) {
 		cfg->persistent = zend_is_true(value);
 	} else if (strcmp(name, "holds") == 0) {
-		/* Only session holds are built; 'table' (expiring holds in a table) is to come. */
-		if (strcmp(Z_STRVAL_P(value), "session") != 0) {
-			zend_argument_value_error(arg_num, "%s must be \"session\" (the only kind of hold this version has)", what);
+		if (strcmp(Z_STRVAL_P(value), "session") == 0 || strcmp(Z_STRVAL_P(value), "table") == 0) {
+			cfg->table_holds = Z_STRVAL_P(value)[0] == 't';
+		} else {
+			zend_argument_value_error(arg_num, "%s must be \"session\" or \"table\"", what);
 			return false;
 		}
+	} else if (strcmp(name, "table") == 0) {
+		if (!lkc_my_table_name_ok(Z_STRVAL_P(value), Z_STRLEN_P(value))) {
+			zend_argument_value_error(arg_num, "%s must be a table name of 1 to 64 characters from [A-Za-z0-9_$]", what);
+			return false;
+		}
+		php_lock_set_str(&cfg->table, Z_STRVAL_P(value), Z_STRLEN_P(value));
 	} else {
 		char **slot = name[0] == 'u' ? &cfg->user : name[0] == 'p' ? &cfg->password : &cfg->dbname;
 		if (Z_TYPE_P(value) == IS_NULL) {
@@ -1032,7 +1040,7 @@ static bool php_lock_my_dsn(lkc_my_config *cfg, const char *dsn, size_t dsn_len,
 		}
 		if (opt == NULL) {
 			/* Not quoted: an unencoded '?' in a password lands in the query. */
-			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds)");
+			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)");
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
@@ -1078,14 +1086,28 @@ static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 			}
 		} ZEND_HASH_FOREACH_END();
 	}
+	if (cfg.table_holds && cfg.dbname == NULL) {
+		lkc_my_config_free(&cfg);
+		zend_argument_value_error(1, "must name a database (its path, or the \"database\" option) for holds => \"table\": "
+			"the table of holds lives there");
+		return false;
+	}
 	lkc_err_clear(&err);
 	if (lkc_my_open(&obj->store, &cfg, &err) != LKC_OK) {
 		lkc_my_config_free(&cfg);
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	/* GET_LOCK names are server-wide: two MysqlStores share their locks when they reach one server under one prefix. */
-	ns = strpprintf(0, "%s ", lkc_my_endpoint(obj->store));
+	/*
+	 * GET_LOCK names are server-wide: two MysqlStores share their locks when they reach one server under one prefix.
+	 * Table holds are the rows of one table: the database and the table tell them apart too.
+	 */
+	if (cfg.table_holds) {
+		ns = strpprintf(0, "%s %s.%s ", lkc_my_endpoint(obj->store), cfg.dbname,
+			cfg.table != NULL ? cfg.table : LKC_MY_TABLE_DEFAULT);
+	} else {
+		ns = strpprintf(0, "%s ", lkc_my_endpoint(obj->store));
+	}
 	if (cfg.prefix != NULL) {
 		zend_string *server = ns;
 

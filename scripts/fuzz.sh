@@ -71,6 +71,7 @@ core_sources() {
 		[ "$(basename "$f")" = "$skip" ] && continue
 		case "$(basename "$f")" in lkc_pgsql.c | lkc_pgsql_table.c) pkg-config --exists libpq || continue ;; esac
 		[ "$(basename "$f")" = lkc_mysql.c ] && ! pkg-config --exists libmariadb && continue
+		[ "$(basename "$f")" = lkc_mysql_table.c ] && ! pkg-config --exists libmariadb && continue
 		printf '%s\n' "$f"
 	done
 }

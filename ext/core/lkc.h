@@ -397,18 +397,22 @@ void lkc_pg_pool_shutdown(void);
 /* libpq's version, "major.minor". */
 const char *lkc_pg_libpq_version(void);
 
-/* --- MySQL store (lkc_mysql.c) --- */
+/* --- MySQL store (lkc_mysql.c, lkc_mysql_table.c) --- */
+/* The table of table holds unless the option "table" names another. */
+#define LKC_MY_TABLE_DEFAULT "lock_holds"
 /* MySQL/MariaDB connection settings. Strings are owned by the config (lkc_my_config_free). */
 typedef struct {
 	char *host;             /* TCP host, or a unix socket path (starts with '/') */
 	int port;               /* 3306 unless set */
 	char *user;             /* NULL: the library's default (the OS user) */
 	char *password;         /* NULL: none */
-	char *dbname;           /* NULL: none (fencing tokens then cannot have their table) */
+	char *dbname;           /* NULL: none (fencing tokens then cannot have their table; table holds need one) */
 	char *prefix;           /* hashed into every lock name, may hold any bytes */
 	size_t prefix_len;
 	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
 	int persistent;         /* keep idle connections for the next store of the same process */
+	int table_holds;        /* holds are rows of a table (expiring, not bound to a session) instead of session GET_LOCKs */
+	char *table;            /* table holds: the table, 1 to 64 bytes of [A-Za-z0-9_$]; NULL: lock_holds */
 } lkc_my_config;
 
 void lkc_my_config_init(lkc_my_config *cfg);
@@ -423,6 +427,8 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err);
 int lkc_my_name(const char *prefix, size_t prefix_len, const char *resource, size_t len, char out[65]);
 /* "host:port" or the socket path, for messages (never the password). */
 const char *lkc_my_endpoint(const lkc_store *store);
+/* Whether name can be the table of table holds: 1 to 64 bytes of [A-Za-z0-9_$]. */
+int lkc_my_table_name_ok(const char *name, size_t len);
 /* Closes every pooled persistent connection (module shutdown). */
 void lkc_my_pool_shutdown(void);
 /* The client library's version. */

@@ -19,11 +19,15 @@
  * Fencing tokens come from a table, lock_fencing (name, token), created in the
  * DSN's database when missing: the holder's session increments the name's row
  * while it holds the name, so tokens strictly increase.
+ *
+ * Holds in a table (expiring, outliving their session) are lkc_mysql_table.c's,
+ * over this file's connections, statements and waits.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
 #endif
 #include "lkc.h"
+#include "lkc_mysql_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,7 +39,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <mysql.h>
 #include <errmsg.h>
 #include <mysqld_error.h>
 
@@ -43,37 +46,6 @@
 #define LKC_MY_IDLE_MAX 8
 /* Idle connections the process keeps for persistent stores, across requests. */
 #define LKC_MY_POOL_MAX 16
-/* The GET_LOCK timeout of a wait without end (a year); the wait is asked again when it passes. */
-#define LKC_MY_FOREVER_S 31536000
-/* A lock name: the tag and 59 hex digits of SHA-256, 64 characters, GET_LOCK's limit on MySQL. */
-#define LKC_MY_TAG "lock:"
-#define LKC_MY_NAME_LEN 64
-
-/* One server session. */
-typedef struct lkc_my_conn {
-	MYSQL *my;
-	pid_t pid;                   /* the process that opened it: a forked child never uses it */
-	int mariadb;                 /* the server is MariaDB (else MySQL): how a wait lifts the statement time limit */
-	struct lkc_my_conn *next;    /* in an idle list */
-} lkc_my_conn;
-
-typedef struct {
-	lkc_store base;
-	char *host;                  /* TCP host, NULL for a socket */
-	char *socket;                /* unix socket path, NULL for TCP */
-	int port;
-	char *user;
-	char *password;
-	char *dbname;
-	char *endpoint;              /* "host:port" or the socket path, for messages */
-	char *pool_key;              /* what a persistent connection must match to be reused */
-	unsigned char *prefix;
-	size_t prefix_len;
-	int64_t timeout_ms;
-	int persistent;
-	lkc_my_conn *idle;
-	unsigned nidle;
-} lkc_my_store;
 
 /* The process's idle connections of persistent stores, each under its store's pool_key. */
 typedef struct lkc_my_pooled {
@@ -159,7 +131,7 @@ static void lkc_my_conn_close(lkc_my_conn *c)
 }
 
 /* Ends a connection that is broken or in the middle of a call: the server frees what its session held. */
-static void lkc_my_conn_drop(lkc_my_conn *c)
+void lkc_my_conn_drop(lkc_my_conn *c)
 {
 	lkc_my_conn_close_how(c, 1);
 }
@@ -232,7 +204,7 @@ static int lkc_my_wait(MYSQL *my, int status, uint64_t deadline, int abortable)
 }
 
 /* The deadline of a call that does not wait for a lock. */
-static uint64_t lkc_my_deadline(const lkc_my_store *s)
+uint64_t lkc_my_deadline(const lkc_my_store *s)
 {
 	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
 }
@@ -313,7 +285,7 @@ static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
  * Whether an idle connection can serve again: ours and silent. An idle session
  * has nothing to say: anything to read is the end of the stream (a restart, a KILL).
  */
-static int lkc_my_reusable(const lkc_my_conn *c)
+int lkc_my_reusable(const lkc_my_conn *c)
 {
 	struct pollfd pfd;
 
@@ -327,7 +299,7 @@ static int lkc_my_reusable(const lkc_my_conn *c)
 }
 
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
-static lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
+lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 {
 	while (s->idle != NULL) {
 		lkc_my_conn *c = s->idle;
@@ -367,7 +339,7 @@ static lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 }
 
 /* Gives a session that holds nothing back for reuse, or closes it. */
-static void lkc_my_put(lkc_my_store *s, lkc_my_conn *c)
+void lkc_my_put(lkc_my_store *s, lkc_my_conn *c)
 {
 	if (c == NULL) {
 		return;
@@ -402,19 +374,9 @@ static lkc_rc lkc_my_error(lkc_my_store *s, lkc_my_conn *c, lkc_err *err)
 	return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: %s", s->endpoint, mysql_error(c->my));
 }
 
-static lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id);
 
-/*
- * Runs one statement and sets *value to the first column of its first row
- * (value_size bytes, "" for SQL NULL, *null set) when it returns rows. A wait
- * on the server is allowed until deadline (0: none); when abortable, a signal
- * the host wants handled sends KILL QUERY from another session and the answer
- * is LKC_INTERRUPTED. On LKC_ERR_IO and LKC_INTERRUPTED the connection is
- * closed and *c cleared: a session interrupted mid-statement is never reused,
- * and its end frees whatever it may have taken.
- */
-static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
-	char *value, size_t value_size, int *null, lkc_err *err)
+lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+	MYSQL_RES **out, lkc_err *err)
 {
 	MYSQL *my = (*c)->my;
 	MYSQL_RES *res = NULL;
@@ -473,10 +435,11 @@ static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, ui
 			status = mysql_store_result_cont(&res, my, ready);
 		}
 		if (res == NULL) {
-			rc = lkc_my_error(s, *c, err);
+			/* A killed SLEEP() ends its rows with the error of the kill. */
+			rc = killed ? LKC_INTERRUPTED : lkc_my_error(s, *c, err);
 			lkc_my_conn_drop(*c);
 			*c = NULL;
-			return rc == LKC_ERR_IO ? rc : LKC_ERR_IO;
+			return rc == LKC_ERR_IO || rc == LKC_INTERRUPTED ? rc : LKC_ERR_IO;
 		}
 	}
 	if (killed) {
@@ -486,22 +449,42 @@ static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, ui
 		*c = NULL;
 		return LKC_INTERRUPTED;
 	}
-	if (value != NULL) {
-		MYSQL_ROW row = res != NULL ? mysql_fetch_row(res) : NULL;
-
-		if (row == NULL || mysql_num_fields(res) < 1) {
-			mysql_free_result(res);
-			return lkc_err_set(err, LKC_ERR_PROTOCOL, "MySQL at %s: unexpected answer", s->endpoint);
-		}
-		*null = row[0] == NULL;
-		snprintf(value, value_size, "%s", row[0] != NULL ? row[0] : "");
+	if (out != NULL) {
+		*out = res;
+	} else {
+		mysql_free_result(res);
 	}
+	return LKC_OK;
+}
+
+/*
+ * Runs one statement and sets *value to the first column of its first row
+ * (value_size bytes, "" for SQL NULL, *null set) when it returns rows; as
+ * lkc_my_exec otherwise.
+ */
+static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+	char *value, size_t value_size, int *null, lkc_err *err)
+{
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	lkc_rc rc = lkc_my_exec(s, c, sql, deadline, abortable, value != NULL ? &res : NULL, err);
+
+	if (rc != LKC_OK || value == NULL) {
+		return rc;
+	}
+	row = res != NULL ? mysql_fetch_row(res) : NULL;
+	if (row == NULL || mysql_num_fields(res) < 1) {
+		mysql_free_result(res);
+		return lkc_err_set(err, LKC_ERR_PROTOCOL, "MySQL at %s: unexpected answer", s->endpoint);
+	}
+	*null = row[0] == NULL;
+	snprintf(value, value_size, "%s", row[0] != NULL ? row[0] : "");
 	mysql_free_result(res);
 	return LKC_OK;
 }
 
 /* Sends KILL QUERY for a session of ours from another session, within the timeout. */
-static lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id)
+lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id)
 {
 	char sql[64];
 	lkc_my_conn *k;
@@ -521,7 +504,7 @@ static lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id)
 }
 
 /* Runs a statement that answers one integer (or NULL, as -1) into *out, on *c. */
-static lkc_rc lkc_my_int(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+lkc_rc lkc_my_int(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
 	int64_t *out, lkc_err *err)
 {
 	char value[32];
@@ -535,7 +518,7 @@ static lkc_rc lkc_my_int(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint
 }
 
 /* The lock name of a resource; LKC_ERR_SYSTEM when out of memory. */
-static lkc_rc lkc_my_name_of(const lkc_my_store *s, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1],
+lkc_rc lkc_my_name_of(const lkc_my_store *s, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1],
 	lkc_err *err)
 {
 	if (lkc_my_name((const char *) s->prefix, s->prefix_len, resource, len, out) != 0) {
@@ -581,7 +564,7 @@ static lkc_rc lkc_my_gone(lkc_my_store *s, lkc_hold *hold, lkc_err *err)
 }
 
 /* The GET_LOCK timeout of a wait, in seconds with milliseconds. */
-static void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
+void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
 {
 	if (wait_ms == LKC_WAIT_FOREVER || wait_ms / 1000 >= LKC_MY_FOREVER_S) {
 		snprintf(out, size, "%d", LKC_MY_FOREVER_S);
@@ -594,7 +577,7 @@ static void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
  * Takes name on the session *c with GET_LOCK, waiting up to wait_ms; *got set to
  * whether it did. A wait without end asks again each time GET_LOCK's own runs out.
  */
-static lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
+lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
 	int *got, lkc_err *err)
 {
 	char sql[512], secs[32];
@@ -882,7 +865,7 @@ static void lkc_my_abandon(lkc_store *store, lkc_hold *hold)
 	hold->session = NULL;
 }
 
-static void lkc_my_destroy(lkc_store *store)
+void lkc_my_destroy(lkc_store *store)
 {
 	lkc_my_store *s = (lkc_my_store *) store;
 
@@ -924,6 +907,7 @@ static void lkc_my_destroy(lkc_store *store)
 	}
 	free(s->pool_key);
 	free(s->prefix);
+	free(s->table);
 	free(s);
 }
 
@@ -962,6 +946,7 @@ void lkc_my_config_free(lkc_my_config *cfg)
 	free(cfg->password);
 	free(cfg->dbname);
 	free(cfg->prefix);
+	free(cfg->table);
 	lkc_my_config_init(cfg);
 }
 
@@ -981,11 +966,17 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 	if (cfg->timeout_ms <= 0) {
 		return lkc_err_set(err, LKC_ERR_INVALID, "a MySQL store needs a timeout above 0");
 	}
+	if (cfg->table_holds && (cfg->dbname == NULL || cfg->dbname[0] == '\0')) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "table holds need a database for their table");
+	}
+	if (cfg->table_holds && cfg->table != NULL && !lkc_my_table_name_ok(cfg->table, strlen(cfg->table))) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "the table of table holds must be 1 to 64 characters of [A-Za-z0-9_$]");
+	}
 	s = calloc(1, sizeof(*s));
 	if (s == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	s->base.ops = &lkc_my_ops;
+	s->base.ops = cfg->table_holds ? &lkc_my_table_ops : &lkc_my_ops;
 	s->timeout_ms = cfg->timeout_ms;
 	s->persistent = cfg->persistent;
 	s->port = cfg->port;
@@ -997,12 +988,15 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 	s->user = lkc_my_strdup(cfg->user);
 	s->password = lkc_my_strdup(cfg->password);
 	s->dbname = lkc_my_strdup(cfg->dbname);
+	if (cfg->table_holds) {
+		s->table = strdup(cfg->table != NULL ? cfg->table : LKC_MY_TABLE_DEFAULT);
+	}
 	s->prefix = malloc(cfg->prefix_len + 1);
 	len = strlen(cfg->host) + 16;
 	s->endpoint = malloc(len);
 	if ((s->host == NULL && s->socket == NULL) || s->prefix == NULL || s->endpoint == NULL
 		|| (cfg->user != NULL && s->user == NULL) || (cfg->password != NULL && s->password == NULL)
-		|| (cfg->dbname != NULL && s->dbname == NULL)) {
+		|| (cfg->dbname != NULL && s->dbname == NULL) || (cfg->table_holds && s->table == NULL)) {
 		lkc_my_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -1028,6 +1022,21 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 	}
 	*out = &s->base;
 	return LKC_OK;
+}
+
+int lkc_my_table_name_ok(const char *name, size_t len)
+{
+	if (len == 0 || len > 64) {
+		return 0;
+	}
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char) name[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '$')) {
+			return 0;
+		}
+	}
+	return 1;
 }
 
 const char *lkc_my_endpoint(const lkc_store *store)

@@ -1,4 +1,4 @@
-/* Unit tests of the MySQL store's parts that need no server: the GET_LOCK name of a resource. */
+/* Unit tests of the MySQL store's parts that need no server: the GET_LOCK name of a resource, the table of table holds. */
 #include "t.h"
 
 #ifdef HAVE_LOCK_MYSQL
@@ -47,10 +47,69 @@ static void prefix_boundary_and_binary(void)
 	CHECK(strcmp(a, b) != 0);
 }
 
+/* The table of table holds is an identifier that needs no quoting beyond backquotes: [A-Za-z0-9_$], 1 to 64. */
+static void table_names(void)
+{
+	static const char *good[] = {"lock_holds", "T", "$x", "123", "Lock_$1"};
+	static const char *bad[] = {"", "a b", "x`y", "db.t", "t'", "lock-holds", "\xc3\xa9"};
+	char long_name[66];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(lkc_my_table_name_ok(good[i], strlen(good[i])));
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!lkc_my_table_name_ok(bad[i], strlen(bad[i])));
+	}
+	CHECK(!lkc_my_table_name_ok("t\0u", 3));
+	memset(long_name, 't', sizeof(long_name));
+	CHECK(lkc_my_table_name_ok(long_name, 64));
+	CHECK(!lkc_my_table_name_ok(long_name, 65));
+}
+
+/* A malloc'd copy (strdup is not C11). */
+static char *copy(const char *s)
+{
+	char *out = malloc(strlen(s) + 1);
+
+	if (out != NULL) {
+		memcpy(out, s, strlen(s) + 1);
+	}
+	return out;
+}
+
+/* A store with table holds needs a database and a good table name; it expires and fences, and is not process-bound. */
+static void table_store_config(void)
+{
+	lkc_my_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_my_config_init(&cfg);
+	cfg.host = copy("127.0.0.1");
+	cfg.table_holds = 1;
+	lkc_err_clear(&err);
+	CHECK(lkc_my_open(&store, &cfg, &err) == LKC_ERR_INVALID);
+	cfg.dbname = copy("app");
+	cfg.table = copy("bad name");
+	CHECK(lkc_my_open(&store, &cfg, &err) == LKC_ERR_INVALID);
+	free(cfg.table);
+	cfg.table = copy("holds_1");
+	CHECK(lkc_my_open(&store, &cfg, &err) == LKC_OK);
+	CHECK(store->ops->caps == (LKC_CAP_EXPIRY | LKC_CAP_FENCING));
+	lkc_store_release(store);
+	cfg.table_holds = 0;
+	CHECK(lkc_my_open(&store, &cfg, &err) == LKC_OK);
+	CHECK(store->ops->caps == (LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND));
+	lkc_store_release(store);
+	lkc_my_config_free(&cfg);
+}
+
 TEST_MAIN(
 	T(name_matches_documented_hash),
 	T(names_fit_and_keep_case_apart),
-	T(prefix_boundary_and_binary)
+	T(prefix_boundary_and_binary),
+	T(table_names),
+	T(table_store_config)
 )
 
 #else

@@ -22,7 +22,7 @@ foreach ([
     "mysql://u:$secret@127.0.0.1/db?database=", "mysql://u:$secret@%2Fno%zz/db", "mysql://u:$secret@rel%2Fdir/db",
     "mysql://u:$secret@%00/db", "redis://u:$secret@127.0.0.1/0", "pgsql://u:$secret@127.0.0.1/db",
     "mysql://u:$secret@127.0.0.1/db?timeout=1&timeout=2", "mysql://u:$secret@[::1/db", "mysql://u:$secret@%2Frun%2Fmysqld.sock:3306/db",
-    "mysql://u:$secret@127.0.0.1/db?holds=table", "mysql://u:$secret@127.0.0.1/db?holds=",
+    "mysql://u:$secret@127.0.0.1/db?holds=x", "mysql://u:$secret@127.0.0.1/db?holds=",
 ] as $dsn) {
     echo json_encode($dsn), ': ';
     $try(fn () => new Lock\Store\MysqlStore($dsn));
@@ -43,7 +43,7 @@ $try(fn () => new Lock\Store\MysqlStore($ok, ['password' => 1]));
 $try(fn () => new Lock\Store\MysqlStore($ok, ['password' => "a\0b"]));
 $try(fn () => new Lock\Store\MysqlStore($ok, ['username' => '']));
 $try(fn () => new Lock\Store\MysqlStore($ok, ['database' => []]));
-$try(fn () => new Lock\Store\MysqlStore($ok, ['holds' => 'table']));
+$try(fn () => new Lock\Store\MysqlStore($ok, ['holds' => 'x']));
 $try(fn () => new Lock\Store\MysqlStore($ok, ['holds' => null]));
 $try(fn () => new Lock\Store\MysqlStore());
 $try(fn () => new Lock\Store\MysqlStore(1.5));
@@ -79,7 +79,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "mysql:\/\/u:Pa55-secret@127.0.0.1:65536\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "mysql:\/\/u:Pa55-secret@127.0.0.1:port\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db\/x": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) must have a database name as its path, with no '/' in it
-"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds)
+"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=soon": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be a number
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=0": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=-1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
@@ -94,10 +94,10 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=1&timeout=2": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN repeats the query key 'timeout' at offset 45
 "mysql:\/\/u:Pa55-secret@[::1\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has an IPv6 address without its closing ']' at offset 22
 "mysql:\/\/u:Pa55-secret@%2Frun%2Fmysqld.sock:3306\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) must not have a port with a socket path
-"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=table": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" (the only kind of hold this version has)
-"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" (the only kind of hold this version has)
+"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=x": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" or "table"
+"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" or "table"
 -- Factory::fromDsn
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) must name a host, or a socket path written as %2F... (mysql://user@%2Frun%2Fmysqld%2Fmysqld.sock/db)
 -- options
 ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) contains unknown option "nope"
@@ -112,7 +112,7 @@ TypeError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "
 ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "password" must be a non-empty string without NUL bytes
 ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "username" must be a non-empty string without NUL bytes
 TypeError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "database" must be of type ?string, array given
-ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "holds" must be "session" (the only kind of hold this version has)
+ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "holds" must be "session" or "table"
 TypeError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) option "holds" must be of type string, null given
 ArgumentCountError: Lock\Store\MysqlStore::__construct() expects at least 1 argument, 0 given
 ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: DSN has no scheme: expected a name followed by ':', such as 'redis:'
