@@ -67,8 +67,10 @@ _Static_assert(sizeof(LKC_MYT_WAKE_TAG) == sizeof(LKC_MY_TAG), "a wake name is a
 
 /* Whether the row is held, by anybody. */
 #define LKC_MYT_LIVE "(owner IS NOT NULL AND (expires_at IS NULL OR expires_at > UTC_TIMESTAMP(6)))"
-/* Whether an insert's row may take an existing one: free, expired, or the same owner's. */
-#define LKC_MYT_TAKES "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= UTC_TIMESTAMP(6))"
+/* Whether an insert's row may take an existing one: free or expired. */
+#define LKC_MYT_TAKES "(owner IS NULL OR expires_at <= UTC_TIMESTAMP(6))"
+/* The same, or the same owner's: what a blocking acquire takes (as on Redis). */
+#define LKC_MYT_TAKES_OWN "(owner IS NULL OR owner = VALUES(owner) OR expires_at <= UTC_TIMESTAMP(6))"
 
 /* What a look at a row found. */
 typedef struct {
@@ -287,7 +289,7 @@ static lkc_rc lkc_myt_hold_run(lkc_my_store *s, lkc_hold *hold, const char *sql,
  * that the row records a session that holds it; it keeps the name with the row.
  */
 static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, const char *name, const char *owner,
-	int64_t ttl_ms, int *taken, lkc_err *err)
+	int64_t ttl_ms, int own, int *taken, lkc_err *err)
 {
 	char sql[2048], expiry[96], conn[32], wake[LKC_MY_NAME_LEN + 1];
 	int64_t got = 0;
@@ -307,17 +309,17 @@ static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, con
 	}
 	lkc_myt_expiry(expiry, sizeof(expiry), ttl_ms);
 	/*
-	 * Each assignment tests the row as the earlier ones left it: owner goes before
-	 * expires_at, so that a row just made ours still passes the test, and a row
-	 * that failed it is left as it was.
+	 * The first assignment decides for all of them (@lkc_take): the row as the
+	 * statement found it is free or expired (or, with own, the same owner's).
+	 * A test repeated per assignment would see the row the earlier ones changed.
 	 */
 	snprintf(sql, sizeof(sql), "INSERT INTO `%s` (name, owner, expires_at, fence, conn)"
 		" VALUES ('%s', %s, %s, LAST_INSERT_ID(1), %s) ON DUPLICATE KEY UPDATE"
-		" fence = IF(" LKC_MYT_TAKES ", LAST_INSERT_ID(fence + 1), fence),"
-		" conn = IF(" LKC_MYT_TAKES ", VALUES(conn), conn),"
-		" owner = IF(" LKC_MYT_TAKES ", VALUES(owner), owner),"
-		" expires_at = IF(" LKC_MYT_TAKES ", VALUES(expires_at), expires_at)",
-		s->table, name, owner, expiry, conn);
+		" fence = IF((@lkc_take := %s), LAST_INSERT_ID(fence + 1), fence),"
+		" conn = IF(@lkc_take, VALUES(conn), conn),"
+		" owner = IF(@lkc_take, VALUES(owner), owner),"
+		" expires_at = IF(@lkc_take, VALUES(expires_at), expires_at)",
+		s->table, name, owner, expiry, conn, own ? LKC_MYT_TAKES_OWN : LKC_MYT_TAKES);
 	hold->granted_ns = lkc_now_ns();
 	rc = lkc_myt_run(s, c, sql, NULL, err);
 	if (rc == LKC_OK) {
@@ -405,7 +407,8 @@ static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		lkc_myt_look_t look;
 		int taken = 0;
 
-		rc = lkc_myt_take(s, hold, &c, name, owner, ttl_ms, &taken, err);
+		/* Another process's hold under the same owner: a blocking acquire takes it as its own, as on Redis. */
+		rc = lkc_myt_take(s, hold, &c, name, owner, ttl_ms, wait_ms != 0, &taken, err);
 		if (rc == LKC_OK && taken) {
 			hold->session = c;
 			return LKC_OK;
