@@ -366,6 +366,8 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 
 lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
+	lkc_rc rc;
+
 	if (hold->mode == LKC_MODE_NONE) {
 		return LKC_EXPIRED;
 	}
@@ -373,7 +375,12 @@ lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 		/* The parent's hold is not ours to report on. */
 		return LKC_EXPIRED;
 	}
-	return store->ops->check(store, hold, err);
+	rc = store->ops->check(store, hold, err);
+	if (rc == LKC_EXPIRED || rc == LKC_LOST) {
+		/* Not held: the token of the hold that was is no answer any more (the store is asked again). */
+		hold->fence = -1;
+	}
+	return rc;
 }
 
 lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
@@ -383,7 +390,8 @@ lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 	if (hold->mode != LKC_MODE_EXCLUSIVE || lkc_hold_foreign(hold)) {
 		return lkc_err_set(err, LKC_ERR_STATE, "the lock is not held exclusively");
 	}
-	if (hold->fence >= 0) {
+	/* The token of the take, while the hold has not run out by our clock (else the store says whether it did). */
+	if (hold->fence >= 0 && (hold->expires_ns == 0 || lkc_now_ns() < hold->expires_ns)) {
 		*fence = hold->fence;
 		return LKC_OK;
 	}
