@@ -322,7 +322,7 @@ for g in "${groups[@]}"; do
 		pgsql | mysql)
 			# Session holds against the bare primitive and Symfony's store; the handoff of a blocking wait
 			# against the bare primitive's own waiter.
-			rate_group "$g.ours" "$g.floor" "$g.symfony" "$g.ours-new" "$g.symfony-new"
+			rate_group "$g.ours" "$g.floor" "$g.symfony" "$g.ours-new" "$g.symfony-new" "$g.ours-table"
 			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" "handoff.$g.ours" "handoff.$g.floor" "handoff.$g.symfony"
 			;;
 		flock) rate_group flock.ours flock.floor flock.symfony flock.ours-new flock.symfony-new ;;

@@ -230,6 +230,7 @@ function bench_symfony_store(string $group): object
  *   pgsql.floor       the bare primitive: pg_try_advisory_lock() + pg_advisory_unlock(), PHP's pgsql client
  *   mysql.floor       the bare primitive: GET_LOCK(name, 0) + RELEASE_LOCK(name), PHP's mysqli
  *   pgsql.symfony     Symfony's PostgreSqlStore (advisory locks over PDO); mysql.symfony: its PdoStore (a table)
+ *   <pgsql|mysql>.ours-table  our store with holds => 'table'
  *   <group>.ours-read, <group>.symfony-read  as ours and symfony, with acquireRead()
  *                     (redis and flock: Symfony's semaphore store has no read holds)
  */
@@ -318,6 +319,15 @@ function bench_contender(string $name, string $resource): array
 			}
 			return bench_ours_cycle(
 				new Lock\Store\RedisStore('redis://127.0.0.1:' . bench_cluster_master_port('{' . $resource . '}')), $resource);
+
+		case 'ours-table':
+			// holds => 'table': expiring rows of a table (the peer of Symfony's PdoStore).
+			if ($group !== 'pgsql' && $group !== 'mysql') {
+				break;
+			}
+			$class = $group === 'pgsql' ? Lock\Store\PostgresStore::class : Lock\Store\MysqlStore::class;
+			return bench_ours_cycle(new $class(bench_env($group === 'pgsql' ? 'BENCH_PGSQL_DSN' : 'BENCH_MYSQL_DSN'),
+				['holds' => 'table']), $resource);
 
 		case 'ours-replicas':
 			return bench_ours_cycle(

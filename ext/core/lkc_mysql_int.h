@@ -21,7 +21,7 @@ typedef struct lkc_my_conn {
 	MYSQL *my;
 	pid_t pid;                   /* the process that opened it: a forked child never uses it */
 	int mariadb;                 /* the server is MariaDB (else MySQL): how a wait lifts the statement time limit */
-	int named;                   /* table holds: the session holds its hold's GET_LOCK name */
+	int named;                   /* table holds: the session holds its hold's GET_LOCK name (1), may hold it (2) */
 	struct lkc_my_conn *next;    /* in an idle list */
 } lkc_my_conn;
 

@@ -228,8 +228,16 @@ static int lkc_myt_unname(lkc_my_store *s, lkc_my_conn **c, const char *name)
 	}
 	lkc_err_clear(&ignored);
 	lkc_myt_wake(wake, name);
-	snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", wake);
-	if (lkc_my_int(s, c, sql, lkc_my_deadline(s), 0, &ok, &ignored) != LKC_OK || ok != 1) {
+	/*
+	 * A session that may hold it (named 2: asked for within the take) gives up
+	 * every name it holds, however often it got this one; it holds no other.
+	 */
+	if ((*c)->named == 2) {
+		snprintf(sql, sizeof(sql), "SELECT RELEASE_ALL_LOCKS()");
+	} else {
+		snprintf(sql, sizeof(sql), "SELECT RELEASE_LOCK('%s')", wake);
+	}
+	if (lkc_my_int(s, c, sql, lkc_my_deadline(s), 0, &ok, &ignored) != LKC_OK || (ok != 1 && (*c)->named != 2)) {
 		if (*c != NULL) {
 			lkc_my_conn_drop(*c);
 			*c = NULL;
@@ -291,22 +299,18 @@ static lkc_rc lkc_myt_hold_run(lkc_my_store *s, lkc_hold *hold, const char *sql,
 static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, const char *name, const char *owner,
 	int64_t ttl_ms, int own, int *taken, lkc_err *err)
 {
-	char sql[2048], expiry[96], conn[32], wake[LKC_MY_NAME_LEN + 1];
-	int64_t got = 0;
+	char sql[2048], expiry[96], conn[128], wake[LKC_MY_NAME_LEN + 1];
 	lkc_rc rc;
 
 	*taken = 0;
 	lkc_myt_wake(wake, name);
-	snprintf(sql, sizeof(sql), "SELECT GET_LOCK('%s', 0)", wake);
-	if ((rc = lkc_my_int(s, c, sql, lkc_my_deadline(s), 0, &got, err)) != LKC_OK) {
-		return rc;
-	}
-	(*c)->named = got == 1;
-	if ((*c)->named) {
-		snprintf(conn, sizeof(conn), "%lu", mysql_thread_id((*c)->my));
-	} else {
-		snprintf(conn, sizeof(conn), "NULL");
-	}
+	/*
+	 * The session asks for the name in the same statement (one round trip): the
+	 * row records the session when it got the name. Whether it did is not
+	 * answered, so the session may hold it (named 2) until it gives it up.
+	 */
+	snprintf(conn, sizeof(conn), "IF(GET_LOCK('%s', 0) = 1, CONNECTION_ID(), NULL)", wake);
+	(*c)->named = 2;
 	lkc_myt_expiry(expiry, sizeof(expiry), ttl_ms);
 	/*
 	 * The first assignment decides for all of them (@lkc_take): the row as the
