@@ -82,7 +82,7 @@ class PersistentLockBackend extends LockBackend
             throw new UnsupportedStoreException(sprintf(
                 "lock.persistent needs holds that outlive the request, but %s frees a hold when its process ends "
                 . "and cannot hand it to another request: set \$settings['lock_ext']['dsn'] to a store without "
-                . 'Lock\Store::PROCESS_BOUND (redis://...)',
+                . "Lock\\Store::PROCESS_BOUND (redis://..., or a database's table holds: pgsql://...?holds=table, mysql://...?holds=table)",
                 get_class($store),
             ));
         }

@@ -26,7 +26,14 @@ final class PersistentLockBackendTest extends TestCase
 
     public static function processBound(): array
     {
-        return ['flock' => ['flock', 'Lock\Store\FlockStore'], 'semaphore' => ['semaphore', 'Lock\Store\SemaphoreStore']];
+        return ['flock' => ['flock', 'Lock\Store\FlockStore'], 'semaphore' => ['semaphore', 'Lock\Store\SemaphoreStore'],
+            'pgsql' => ['pgsql', 'Lock\Store\PostgresStore'], 'mysql' => ['mysql', 'Lock\Store\MysqlStore']];
+    }
+
+    /** @return array<string, array{string}> the stores whose holds outlive the request: Redis, and the databases' table holds */
+    public static function outliving(): array
+    {
+        return ['redis' => ['redis'], 'pgsql-table' => ['pgsql-table'], 'mysql-table' => ['mysql-table']];
     }
 
     #[DataProvider('processBound')]
@@ -63,19 +70,20 @@ final class PersistentLockBackendTest extends TestCase
         }
     }
 
-    public function testAHoldOutlivesTheRequestAndAnotherRequestReleasesIt(): void
+    #[DataProvider('outliving')]
+    public function testAHoldOutlivesTheRequestAndAnotherRequestReleasesIt(string $store): void
     {
         $name = Env::name();
         $child = Env::child(<<<'PHP'
             $lock = new Lock\Adapter\Drupal\PersistentLockBackend(Lock\Factory::fromDsn($argv[1]));
             echo $lock->acquire($argv[2], 60.0) ? "held\n" : "refused\n";
-            PHP, Env::dsn('redis'), $name);
+            PHP, Env::dsn($store), $name);
         self::assertSame('held', $child->line());
         self::assertSame(0, $child->wait());
 
-        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        $request = new LockBackend(Factory::fromDsn(Env::dsn($store)));
         self::assertFalse($request->acquire($name), 'still held after the request ended');
-        $persistent = self::persistent();
+        $persistent = self::persistent($store);
         self::assertFalse($persistent->acquire($name), 'held by an earlier request, as in Drupal\'s own backend');
         $persistent->release($name);
         self::assertTrue($request->lockMayBeAvailable($name));
@@ -85,19 +93,21 @@ final class PersistentLockBackendTest extends TestCase
         self::assertTrue($request->lockMayBeAvailable($name));
     }
 
-    public function testTheTimeoutIsTheLifetime(): void
+    #[DataProvider('outliving')]
+    public function testTheTimeoutIsTheLifetime(string $store): void
     {
         $name = Env::name();
-        $persistent = self::persistent();
+        $persistent = self::persistent($store);
         self::assertTrue($persistent->acquire($name, 0.2));
         usleep(400000);
-        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        $request = new LockBackend(Factory::fromDsn(Env::dsn($store)));
         self::assertTrue($request->acquire($name));
         self::assertFalse($persistent->acquire($name), 'the renewal of a lost hold fails');
         $request->release($name);
     }
 
-    public function testWaitEndsWhenAnotherRequestReleases(): void
+    #[DataProvider('outliving')]
+    public function testWaitEndsWhenAnotherRequestReleases(string $store): void
     {
         $name = Env::name();
         $child = Env::child(<<<'PHP'
@@ -106,43 +116,46 @@ final class PersistentLockBackendTest extends TestCase
             usleep(300000);
             $lock->release($argv[2]);
             echo "released\n";
-            PHP, Env::dsn('redis'), $name);
+            PHP, Env::dsn($store), $name);
         self::assertSame('held', $child->line());
-        $persistent = self::persistent();
+        $persistent = self::persistent($store);
         self::assertFalse($persistent->wait($name, 10));
         self::assertTrue($persistent->lockMayBeAvailable($name));
         self::assertSame('released', $child->line());
         self::assertSame(0, $child->wait());
     }
 
-    public function testReleaseNeverBreaksARequestsHold(): void
+    #[DataProvider('outliving')]
+    public function testReleaseNeverBreaksARequestsHold(string $store): void
     {
         $name = Env::name();
-        $request = new LockBackend(Factory::fromDsn(Env::dsn('redis')));
+        $request = new LockBackend(Factory::fromDsn(Env::dsn($store)));
         self::assertTrue($request->acquire($name));
-        self::persistent()->release($name);
+        self::persistent($store)->release($name);
         self::assertFalse($request->lockMayBeAvailable($name), 'lock.persistent releases only its own holds');
         $request->release($name);
     }
 
-    public function testReleaseLeavesAnotherLockIdsHold(): void
+    #[DataProvider('outliving')]
+    public function testReleaseLeavesAnotherLockIdsHold(string $store): void
     {
         $name = Env::name();
-        $other = new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), 'site-a');
+        $other = new PersistentLockBackend(Factory::fromDsn(Env::dsn($store)), 'site-a');
         self::assertTrue($other->acquire($name));
-        self::persistent()->release($name);
+        self::persistent($store)->release($name);
         self::assertFalse($other->lockMayBeAvailable($name), 'held under another lock id: left alone');
-        (new PersistentLockBackend(Factory::fromDsn(Env::dsn('redis')), 'site-a'))->release($name);
+        (new PersistentLockBackend(Factory::fromDsn(Env::dsn($store)), 'site-a'))->release($name);
         self::assertTrue($other->lockMayBeAvailable($name), 'released under its own lock id');
     }
 
-    public function testHoldsCarryThePersistentLockId(): void
+    #[DataProvider('outliving')]
+    public function testHoldsCarryThePersistentLockId(string $store): void
     {
         $name = Env::name();
-        $persistent = self::persistent();
+        $persistent = self::persistent($store);
         self::assertTrue($persistent->acquire($name));
         self::assertSame('persistent', $persistent->getLock($name)->getOwner());
-        self::assertFalse(self::persistent()->acquire($name), 'one lock id, two backends: still one holder');
+        self::assertFalse(self::persistent($store)->acquire($name), 'one lock id, two backends: still one holder');
         $persistent->release($name);
     }
 }

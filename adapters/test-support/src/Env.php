@@ -35,6 +35,9 @@ final class Env
             // Session holds (advisory locks, GET_LOCK): bound to the process, as flock and semaphore.
             'pgsql' => self::serverDsn('LOCK_TEST_PGSQL_DSN') . '?prefix=' . $run . ':',
             'mysql' => self::serverDsn('LOCK_TEST_MYSQL_DSN') . '?prefix=' . $run . ':',
+            // Table holds: expiring rows that outlive the process, as Redis holds do.
+            'pgsql-table' => self::serverDsn('LOCK_TEST_PGSQL_DSN') . '?holds=table&prefix=' . $run . ':',
+            'mysql-table' => self::serverDsn('LOCK_TEST_MYSQL_DSN') . '?holds=table&prefix=' . $run . ':',
         };
     }
 
