@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,10 +210,27 @@ uint64_t lkc_my_deadline(const lkc_my_store *s)
 	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
 }
 
-/* Opens a new session within the store's timeout. */
-static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
+/*
+ * The library's error with the address it was given (addr, in quotes) written
+ * back as the host name the user gave.
+ */
+static void lkc_my_named_error(char *out, size_t size, const char *msg, const char *addr, const char *host)
 {
-	uint64_t deadline = lkc_my_deadline(s);
+	char quoted[NI_MAXHOST + 2];
+	const char *at;
+
+	snprintf(quoted, sizeof(quoted), "'%s'", addr);
+	at = addr != host ? strstr(msg, quoted) : NULL;
+	if (at == NULL) {
+		snprintf(out, size, "%s", msg);
+		return;
+	}
+	snprintf(out, size, "%.*s'%s'%s", (int) (at - msg), msg, host, at + strlen(quoted));
+}
+
+/* Opens a new session with the server at host (the store's host or one of its addresses) by deadline. */
+static lkc_rc lkc_my_connect_at(lkc_my_store *s, const char *host, uint64_t deadline, lkc_my_conn **out, lkc_err *err)
+{
 	unsigned int protocol = s->socket != NULL ? MYSQL_PROTOCOL_SOCKET : MYSQL_PROTOCOL_TCP;
 	unsigned int seconds = (unsigned int) ((s->timeout_ms + 999) / 1000);
 	MYSQL *my = mysql_init(NULL);
@@ -227,7 +245,7 @@ static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 	mysql_options(my, MYSQL_OPT_NONBLOCK, 0);
 	mysql_options(my, MYSQL_OPT_PROTOCOL, &protocol);
 	mysql_options(my, MYSQL_OPT_CONNECT_TIMEOUT, &seconds);
-	status = mysql_real_connect_start(&ret, my, s->host, s->user, s->password, s->dbname,
+	status = mysql_real_connect_start(&ret, my, host, s->user, s->password, s->dbname,
 		s->socket != NULL ? 0 : (unsigned int) s->port, s->socket, 0);
 	while (status != 0) {
 		int ready = lkc_my_wait(my, status, deadline, 0);
@@ -255,8 +273,10 @@ static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 		unsigned int n = mysql_errno(my);
 		/* A server that answered and said no (user, password, database) refused; anything else is unreachable. */
 		lkc_rc rc = n >= 2000 && n < 3000 ? LKC_ERR_IO : LKC_ERR_REFUSED;
+		char text[512];
 
-		lkc_err_set(err, rc, "MySQL at %s: cannot connect: %s", s->endpoint, mysql_error(my));
+		lkc_my_named_error(text, sizeof(text), mysql_error(my), host, s->host);
+		lkc_err_set(err, rc, "MySQL at %s: cannot connect: %s", s->endpoint, text);
 		mysql_close(my);
 		return rc;
 	}
@@ -279,6 +299,52 @@ static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 	c->mariadb = strstr(mysql_get_server_info(my), "MariaDB") != NULL;
 	*out = c;
 	return LKC_OK;
+}
+
+/*
+ * Opens a new session within the store's timeout. A host name is resolved first
+ * within the same deadline (the library's own lookup is a getaddrinfo() that
+ * nothing bounds) and its addresses tried in turn while the server is not
+ * reached and time is left. "localhost" is left to the library, to which the
+ * name means more than its addresses (its default socket when the protocol is
+ * not TCP); an address or a socket needs no lookup.
+ */
+static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
+{
+	uint64_t deadline = lkc_my_deadline(s);
+	struct addrinfo hints, *res = NULL;
+	char text[256];
+	lkc_rc rc = LKC_ERR_IO;
+
+	if (s->socket != NULL || strcmp(s->host, "localhost") == 0) {
+		return lkc_my_connect_at(s, s->host, deadline, out, err);
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(s->host, NULL, &hints, &res) == 0) {
+		freeaddrinfo(res);
+		return lkc_my_connect_at(s, s->host, deadline, out, err);
+	}
+	if (lkc_resolve(s->host, s->port, deadline, &res, text, sizeof(text)) != 0) {
+		return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: cannot connect: %s", s->endpoint, text);
+	}
+	lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: cannot connect: %s has no usable address", s->endpoint, s->host);
+	for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+		char addr[NI_MAXHOST];
+
+		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0) {
+			continue;
+		}
+		if (rc != LKC_ERR_IO || (ai != res && lkc_ms_left(deadline) == 0)) {
+			break;
+		}
+		lkc_err_clear(err);
+		rc = lkc_my_connect_at(s, addr, deadline, out, err);
+	}
+	freeaddrinfo(res);
+	return rc;
 }
 
 /*

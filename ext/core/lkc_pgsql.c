@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,20 +181,143 @@ int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
 	}
 }
 
-/* Opens a new session within the store's timeout. */
+/*
+ * Resolves the store's host name within deadline, for libpq's "hostaddr": the
+ * addresses comma-separated into *addrs and the name repeated as many times into
+ * *hosts (libpq's multi-host form, tried in order). Both stay NULL for a socket
+ * directory or an address, which need no lookup.
+ */
+static lkc_rc lkc_pg_resolve(const lkc_pg_store *s, uint64_t deadline, char **hosts, char **addrs, lkc_err *err)
+{
+	struct addrinfo hints, *res = NULL;
+	size_t n = 0, host_len = strlen(s->host), addrs_len = 0, hosts_len = 0;
+	char text[256];
+	int rc;
+
+	*hosts = NULL;
+	*addrs = NULL;
+	if (s->host[0] == '/') {
+		return LKC_OK;
+	}
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST;
+	if (getaddrinfo(s->host, NULL, &hints, &res) == 0) {
+		freeaddrinfo(res);
+		return LKC_OK;
+	}
+	rc = lkc_resolve(s->host, (int) strtol(s->port, NULL, 10), deadline, &res, text, sizeof(text));
+	if (rc != 0) {
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: %s", s->endpoint, text);
+	}
+	for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+		n++;
+	}
+	*addrs = malloc(n * (NI_MAXHOST + 1));
+	*hosts = malloc(n * (host_len + 1));
+	if (*addrs == NULL || *hosts == NULL) {
+		freeaddrinfo(res);
+		free(*addrs);
+		free(*hosts);
+		*addrs = *hosts = NULL;
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "PostgreSQL at %s: out of memory", s->endpoint);
+	}
+	for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
+		char addr[NI_MAXHOST];
+
+		if (getnameinfo(ai->ai_addr, ai->ai_addrlen, addr, sizeof(addr), NULL, 0, NI_NUMERICHOST) != 0) {
+			continue;
+		}
+		if (addrs_len > 0) {
+			(*addrs)[addrs_len++] = ',';
+			(*hosts)[hosts_len++] = ',';
+		}
+		memcpy(*addrs + addrs_len, addr, strlen(addr));
+		addrs_len += strlen(addr);
+		memcpy(*hosts + hosts_len, s->host, host_len);
+		hosts_len += host_len;
+	}
+	freeaddrinfo(res);
+	(*addrs)[addrs_len] = '\0';
+	(*hosts)[hosts_len] = '\0';
+	if (addrs_len == 0) {
+		free(*addrs);
+		free(*hosts);
+		*addrs = *hosts = NULL;
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: %s has no usable address",
+			s->endpoint, s->host);
+	}
+	return LKC_OK;
+}
+
+/*
+ * libpq names the server by its hostaddr when it has one: its message is given
+ * back the host name, as libpq words it when it looked the name up itself
+ * (connection to server at "NAME" (ADDRESS), ...).
+ */
+static void lkc_pg_named_line(char *line, size_t size, const char *host)
+{
+	static const char lead[] = "connection to server at \"";
+	char copy[256];
+	const char *addr, *end;
+
+	if (strncmp(line, lead, sizeof(lead) - 1) != 0) {
+		return;
+	}
+	snprintf(copy, sizeof(copy), "%s", line);
+	addr = copy + sizeof(lead) - 1;
+	end = strchr(addr, '"');
+	if (end == NULL) {
+		return;
+	}
+	snprintf(line, size, "%s%s\" (%.*s)%s", lead, host, (int) (end - addr), addr, end + 1);
+}
+
+/*
+ * Opens a new session within the store's timeout. A host name is resolved first
+ * within the same deadline: libpq's own lookup is a getaddrinfo() that nothing bounds.
+ */
 static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 {
 	uint64_t deadline = lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
-	PGconn *pg = PQconnectStartParams(s->keys, s->values, 0);
+	const char *keys[sizeof(s->keys) / sizeof(s->keys[0]) + 1];
+	const char *values[sizeof(s->keys) / sizeof(s->keys[0]) + 1];
+	char *hosts, *addrs;
+	PGconn *pg;
 	PostgresPollingStatusType st = PGRES_POLLING_WRITING;
 	char line[256];
 	lkc_pg_conn *c;
+	lkc_rc rc = lkc_pg_resolve(s, deadline, &hosts, &addrs, err);
+	size_t n = 0;
+	int resolved;
 
+	if (rc != LKC_OK) {
+		return rc;
+	}
+	for (; s->keys[n] != NULL; n++) {
+		keys[n] = s->keys[n];
+		/* The name stays libpq's host: it checks a server certificate and finds .pgpass entries by it. */
+		values[n] = hosts != NULL && strcmp(s->keys[n], "host") == 0 ? hosts : s->values[n];
+	}
+	if (addrs != NULL) {
+		keys[n] = "hostaddr";
+		values[n++] = addrs;
+	}
+	keys[n] = NULL;
+	values[n] = NULL;
+	pg = PQconnectStartParams(keys, values, 0);
+	resolved = addrs != NULL;
+	free(hosts);
+	free(addrs);
 	if (pg == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "PostgreSQL at %s: out of memory", s->endpoint);
 	}
 	if (PQstatus(pg) == CONNECTION_BAD) {
 		lkc_pg_first_line(line, sizeof(line), PQerrorMessage(pg));
+		if (resolved) {
+			lkc_pg_named_line(line, sizeof(line), s->host);
+		}
 		PQfinish(pg);
 		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: %s", s->endpoint, line);
 	}
@@ -201,9 +325,9 @@ static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 		int ready;
 
 		if (st == PGRES_POLLING_FAILED) {
-			lkc_rc rc = LKC_ERR_IO;
 			const char *msg = PQerrorMessage(pg);
 
+			rc = LKC_ERR_IO;
 			/* A server that answered and said no (password, database, role) refused; anything else is unreachable. */
 			if (strstr(msg, "authentication failed") != NULL || strstr(msg, "does not exist") != NULL
 				|| strstr(msg, "no pg_hba.conf entry") != NULL || strstr(msg, "permission denied") != NULL
@@ -211,6 +335,9 @@ static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 				rc = LKC_ERR_REFUSED;
 			}
 			lkc_pg_first_line(line, sizeof(line), msg);
+			if (resolved) {
+				lkc_pg_named_line(line, sizeof(line), s->host);
+			}
 			PQfinish(pg);
 			return lkc_err_set(err, rc, "PostgreSQL at %s: cannot connect: %s", s->endpoint, line);
 		}
