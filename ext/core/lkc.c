@@ -528,7 +528,7 @@ int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinf
 	size_t host_len = strlen(host);
 	lkc_resolve_job *job;
 	char port_text[8];
-	int ok;
+	int ok, done, rc;
 
 	*out = NULL;
 	/* An address needs no resolver: answered at once, without a thread. */
@@ -555,7 +555,6 @@ int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinf
 	pthread_cond_init(&job->cond, &cattr);
 	pthread_condattr_destroy(&cattr);
 	pthread_attr_init(&tattr);
-	pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
 	ok = pthread_create(&thread, &tattr, lkc_resolve_thread, job) == 0;
 	pthread_attr_destroy(&tattr);
 	pthread_mutex_lock(&job->mutex);
@@ -583,17 +582,26 @@ int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinf
 	}
 	if (!job->done) {
 		snprintf(text, text_size, "resolving %s took longer than the timeout (the name server does not answer)", host);
-		lkc_resolve_unref(job);
-		return -2;
-	}
-	if (job->rc != 0) {
+		rc = -2;
+	} else if (job->rc != 0) {
 		snprintf(text, text_size, "cannot resolve %s: %s", host,
 			job->rc == EAI_SYSTEM ? strerror(job->errnum) : gai_strerror(job->rc));
-		lkc_resolve_unref(job);
-		return -1;
+		rc = -1;
+	} else {
+		*out = job->res;
+		job->res = NULL;
+		rc = 0;
 	}
-	*out = job->res;
-	job->res = NULL;
+	done = job->done;
 	lkc_resolve_unref(job);
-	return 0;
+	if (ok) {
+		/* A thread that answered is about to end: waited for, so nothing of it outlives the call. */
+		if (done) {
+			pthread_join(thread, NULL);
+		} else {
+			/* One still asking ends by itself, and frees the job if it is the last. */
+			pthread_detach(thread);
+		}
+	}
+	return rc;
 }
