@@ -20,6 +20,8 @@ packages=(
 	# --- MemcachedStore: libmemcached to build it, memcached for its tests, php-memcached for Symfony's peer ---
 	libmemcached-dev memcached php-memcached
 	# --- end MemcachedStore ---
+	# PostgresStore's pooler check: tests/pgsql/pgbouncer.phpt runs its own pgbouncer in transaction and session mode
+	pgbouncer
 )
 
 # Prints the packages of the list that dpkg does not report as installed.

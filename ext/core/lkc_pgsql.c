@@ -480,6 +480,7 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 
 	*out = NULL;
 	s->timed_out = 0;
+	s->session_changed = 0;
 	s->sqlstate[0] = '\0';
 	sent = nparams > 0 ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) : PQsendQuery(c->pg, sql);
 	if (!sent) {
@@ -557,8 +558,35 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 }
 
 /*
+ * The server session (pg_backend_pid()) a statement reports in its column
+ * "backend" is the one the connection's first report named: a pooler in
+ * transaction or statement mode shows as another one, and a session lock
+ * cannot be kept through it. 0 when it is, or when res reports none.
+ */
+static int lkc_pg_session_changed(lkc_pg_store *s, lkc_pg_conn *c, const PGresult *res, lkc_err *err)
+{
+	int col = PQfnumber(res, "backend");
+	long backend;
+
+	if (col < 0 || PQntuples(res) != 1 || PQgetisnull(res, 0, col)) {
+		return 0;
+	}
+	backend = strtol(PQgetvalue(res, 0, col), NULL, 10);
+	if (c->backend == 0 || c->backend == backend) {
+		c->backend = backend;
+		return 0;
+	}
+	s->session_changed = 1;
+	lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: the server session changed between two statements (pid %ld,"
+		" then %ld): a pooler in transaction or statement mode (PgBouncer pool_mode=transaction) sits between"
+		" the store and PostgreSQL, and session locks need session mode", s->endpoint, c->backend, backend);
+	return 1;
+}
+
+/*
  * Runs a statement that answers one boolean into *yes. On LKC_ERR_IO the
- * connection is closed and *c cleared.
+ * connection is closed and *c cleared; so it is when the statement ran on
+ * another server session than the connection's (lkc_pg_session_changed).
  */
 static lkc_rc lkc_pg_bool(lkc_pg_store *s, lkc_pg_conn **c, const char *sql, int nparams, const char *const *params,
 	uint64_t deadline, int abortable, int *yes, lkc_err *err)
@@ -566,6 +594,10 @@ static lkc_rc lkc_pg_bool(lkc_pg_store *s, lkc_pg_conn **c, const char *sql, int
 	PGresult *res;
 	lkc_rc rc = lkc_pg_exec(s, *c, sql, nparams, params, deadline, abortable, &res, err);
 
+	if (rc == LKC_OK && lkc_pg_session_changed(s, *c, res, err)) {
+		PQclear(res);
+		rc = LKC_ERR_IO;
+	}
 	if (rc == LKC_ERR_IO) {
 		lkc_pg_conn_close(*c);
 		*c = NULL;
@@ -632,12 +664,14 @@ static lkc_rc lkc_pg_gone(lkc_pg_store *s, lkc_hold *hold, lkc_err *err)
 	int locked = 0;
 	lkc_rc rc;
 
-	if (s->timed_out && err->code == LKC_ERR_IO) {
+	if ((s->timed_out || s->session_changed) && err->code == LKC_ERR_IO) {
 		/*
-		 * We gave the session up ourselves, for want of an answer: the server may not
-		 * know yet and show it as the holder. That is a failure to report, not a loss.
+		 * We gave the session up ourselves, for want of an answer or because a pooler
+		 * moved us to another one: the server may still show it as the holder. That
+		 * is a failure to report, not a loss.
 		 */
 		s->timed_out = 0;
+		s->session_changed = 0;
 		return LKC_ERR_IO;
 	}
 
@@ -651,20 +685,32 @@ static lkc_rc lkc_pg_gone(lkc_pg_store *s, lkc_hold *hold, lkc_err *err)
 	return locked ? LKC_LOST : LKC_EXPIRED;
 }
 
+/*
+ * What a statement on a hold's session adds to its answer: the server session
+ * it ran on, so that a transaction-mode pooler shows (lkc_pg_session_changed).
+ */
+#define LKC_PG_BACKEND ", pg_catalog.pg_backend_pid() AS backend"
+
 /* Lock statements: [mode][blocking]. The blocking ones carry their bound in a SET LOCAL before them. */
 static const char *const lkc_pg_take_sql[3][2] = {
-	[LKC_MODE_EXCLUSIVE] = { "SELECT pg_catalog.pg_try_advisory_lock($1::int8)", "SELECT pg_catalog.pg_advisory_lock(%s), true" },
-	[LKC_MODE_SHARED] = { "SELECT pg_catalog.pg_try_advisory_lock_shared($1::int8)", "SELECT pg_catalog.pg_advisory_lock_shared(%s), true" },
+	[LKC_MODE_EXCLUSIVE] = {
+		"SELECT pg_catalog.pg_try_advisory_lock($1::int8)" LKC_PG_BACKEND,
+		"SELECT pg_catalog.pg_advisory_lock(%s)" LKC_PG_BACKEND },
+	[LKC_MODE_SHARED] = {
+		"SELECT pg_catalog.pg_try_advisory_lock_shared($1::int8)" LKC_PG_BACKEND,
+		"SELECT pg_catalog.pg_advisory_lock_shared(%s)" LKC_PG_BACKEND },
 };
 
 /* Converting a hold in one statement: take the new mode, then give up the old one. */
 static const char *const lkc_pg_convert_sql[3][2] = {
 	[LKC_MODE_EXCLUSIVE] = {
-		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1::int8) THEN pg_catalog.pg_advisory_unlock_shared($1::int8) ELSE false END",
-		"SELECT pg_catalog.pg_advisory_lock(%s); SELECT pg_catalog.pg_advisory_unlock_shared(%s)" },
+		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock($1::int8) THEN pg_catalog.pg_advisory_unlock_shared($1::int8) ELSE false END"
+			LKC_PG_BACKEND,
+		"SELECT pg_catalog.pg_advisory_lock(%s); SELECT pg_catalog.pg_advisory_unlock_shared(%s)" LKC_PG_BACKEND },
 	[LKC_MODE_SHARED] = {
-		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock_shared($1::int8) THEN pg_catalog.pg_advisory_unlock($1::int8) ELSE false END",
-		"SELECT pg_catalog.pg_advisory_lock_shared(%s); SELECT pg_catalog.pg_advisory_unlock(%s)" },
+		"SELECT CASE WHEN pg_catalog.pg_try_advisory_lock_shared($1::int8) THEN pg_catalog.pg_advisory_unlock($1::int8) ELSE false END"
+			LKC_PG_BACKEND,
+		"SELECT pg_catalog.pg_advisory_lock_shared(%s); SELECT pg_catalog.pg_advisory_unlock(%s)" LKC_PG_BACKEND },
 };
 
 /* The bound of a blocking statement: lock_timeout in its own transaction (0 waits forever). */
@@ -848,7 +894,8 @@ static lkc_rc lkc_pg_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 		return rc;
 	}
 	rc = lkc_pg_bool(s, &c, hold->mode == LKC_MODE_SHARED
-		? "SELECT pg_catalog.pg_advisory_unlock_shared($1::int8)" : "SELECT pg_catalog.pg_advisory_unlock($1::int8)",
+		? "SELECT pg_catalog.pg_advisory_unlock_shared($1::int8)" LKC_PG_BACKEND
+		: "SELECT pg_catalog.pg_advisory_unlock($1::int8)" LKC_PG_BACKEND,
 		1, params, lkc_pg_deadline(s), 0, &yes, err);
 	if (rc == LKC_OK && yes) {
 		hold->session = NULL;
@@ -870,7 +917,7 @@ static lkc_rc lkc_pg_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	static const char sql[] =
 		"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
 		" AND pid = pg_catalog.pg_backend_pid() AND classid = $1::oid AND objid = $2::oid AND objsubid = 1"
-		" AND mode = $3 AND granted)";
+		" AND mode = $3 AND granted)" LKC_PG_BACKEND;
 	lkc_pg_store *s = (lkc_pg_store *) store;
 	lkc_pg_conn *c = hold->session;
 	char key[24], hi[12], lo[12];

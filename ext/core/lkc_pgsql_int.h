@@ -20,6 +20,7 @@
 typedef struct lkc_pg_conn {
 	PGconn *pg;
 	pid_t pid;                   /* the process that opened it: a forked child never uses it */
+	long backend;                /* the server's pg_backend_pid() its first reporting statement saw, 0 before */
 	struct lkc_pg_conn *next;    /* in an idle list */
 } lkc_pg_conn;
 
@@ -45,6 +46,7 @@ typedef struct {
 	unsigned nidle;
 	int fencing_table;           /* the fencing table is known to exist */
 	int timed_out;               /* the last statement got no answer in time (its connection was given up) */
+	int session_changed;         /* the last statement ran on another server session (its connection was given up) */
 	char sqlstate[6];            /* SQLSTATE of the last failed statement, "" when none */
 	lkc_pg_table *table;         /* table mode: the holds' table; NULL in session mode */
 } lkc_pg_store;
