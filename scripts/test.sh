@@ -173,7 +173,7 @@ if command -v memcached >/dev/null 2>&1; then
 	LOCK_TEST_MEMCACHED_PORT2=$(cat "$work/memcached.port2")
 fi
 # Under valgrind (run-tests.php -m traces children) the servers and clients the tests start run bare.
-export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached,*redis-cli,*redis-server,*psql,*pg_ctl,*postgres,*mariadb,*mysql,*openssl,*setpriv,*pgbouncer"
+export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached,*redis-cli,*redis-server,*psql,*pg_ctl,*postgres,*mariadb,*mysql,*openssl,*setpriv,*pgbouncer,*runuser,*initdb"
 # --- end MemcachedStore ---
 export LOCK_TEST_EXT="$root/modules/lock.so"
 
