@@ -6,7 +6,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -517,6 +519,13 @@ static void *lkc_resolve_thread(void *arg)
 	pthread_cond_signal(&job->cond);
 	lkc_resolve_unref(job);
 	return NULL;
+}
+
+int lkc_is_address(const char *host)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
 }
 
 int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinfo **out, char *text, size_t text_size)

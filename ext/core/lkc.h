@@ -92,6 +92,8 @@ uint64_t lkc_now_ns(void);
 /* Milliseconds left until deadline_ns (0 when passed); deadline 0 means none. */
 int64_t lkc_ms_left(uint64_t deadline_ns);
 
+/* Whether host is a numeric IPv4 or IPv6 address, which needs no resolver. */
+int lkc_is_address(const char *host);
 struct addrinfo;
 /*
  * Resolves host (a name or an address) to its TCP addresses for port within

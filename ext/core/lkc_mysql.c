@@ -312,19 +312,14 @@ static lkc_rc lkc_my_connect_at(lkc_my_store *s, const char *host, uint64_t dead
 static lkc_rc lkc_my_connect(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 {
 	uint64_t deadline = lkc_my_deadline(s);
-	struct addrinfo hints, *res = NULL;
+	struct addrinfo *res = NULL;
 	char text[256];
 	lkc_rc rc = LKC_ERR_IO;
 
 	if (s->socket != NULL || strcmp(s->host, "localhost") == 0) {
 		return lkc_my_connect_at(s, s->host, deadline, out, err);
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST;
-	if (getaddrinfo(s->host, NULL, &hints, &res) == 0) {
-		freeaddrinfo(res);
+	if (lkc_is_address(s->host)) {
 		return lkc_my_connect_at(s, s->host, deadline, out, err);
 	}
 	if (lkc_resolve(s->host, s->port, deadline, &res, text, sizeof(text)) != 0) {

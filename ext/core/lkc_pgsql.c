@@ -189,7 +189,7 @@ int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable)
  */
 static lkc_rc lkc_pg_resolve(const lkc_pg_store *s, uint64_t deadline, char **hosts, char **addrs, lkc_err *err)
 {
-	struct addrinfo hints, *res = NULL;
+	struct addrinfo *res = NULL;
 	size_t n = 0, host_len = strlen(s->host), addrs_len = 0, hosts_len = 0;
 	char text[256];
 	int rc;
@@ -199,12 +199,7 @@ static lkc_rc lkc_pg_resolve(const lkc_pg_store *s, uint64_t deadline, char **ho
 	if (s->host[0] == '/') {
 		return LKC_OK;
 	}
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST;
-	if (getaddrinfo(s->host, NULL, &hints, &res) == 0) {
-		freeaddrinfo(res);
+	if (lkc_is_address(s->host)) {
 		return LKC_OK;
 	}
 	rc = lkc_resolve(s->host, (int) strtol(s->port, NULL, 10), deadline, &res, text, sizeof(text));
