@@ -44,6 +44,7 @@
 # define _GNU_SOURCE
 #endif
 #include "lkc.h"
+#include "lkc_pool.h"
 
 #include <libmemcached/memcached.h>
 
@@ -99,20 +100,14 @@ typedef struct {
 	const sigset_t *caller_mask;
 } lkc_mc_store;
 
-/* An idle persistent connection. */
-typedef struct lkc_mc_pooled {
-	char *key;
-	size_t key_len;
+/* Handles inherited across fork(): never freed (libmemcached would shut the parent's sockets down). */
+typedef struct lkc_mc_orphaned {
 	memcached_st *mc;
-	pid_t pid;
-	struct lkc_mc_pooled *next;
-} lkc_mc_pooled;
+	struct lkc_mc_orphaned *next;
+} lkc_mc_orphaned;
 
-static lkc_mc_pooled *lkc_mc_pool;
-static size_t lkc_mc_pool_size;
-/* Connections inherited across fork(): never freed (libmemcached would shut the parent's sockets down). */
-static lkc_mc_pooled *lkc_mc_orphans;
-static pthread_mutex_t lkc_mc_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static lkc_mc_orphaned *lkc_mc_orphans;
+static pthread_mutex_t lkc_mc_orphans_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The store's key of a resource; NULL when out of memory. */
 static char *lkc_mc_key(const lkc_mc_store *s, const char *resource, size_t len, size_t *key_len)
@@ -303,7 +298,7 @@ static int lkc_mc_same_peer(const struct sockaddr_storage *peer, const char *nam
  */
 static void lkc_mc_orphan(memcached_st *mc)
 {
-	lkc_mc_pooled *o = calloc(1, sizeof(*o));
+	lkc_mc_orphaned *o = calloc(1, sizeof(*o));
 	uint32_t n = memcached_server_count(mc);
 	DIR *dir;
 
@@ -344,83 +339,31 @@ static void lkc_mc_orphan(memcached_st *mc)
 		}
 		closedir(dir);
 	}
-	pthread_mutex_lock(&lkc_mc_pool_lock);
+	pthread_mutex_lock(&lkc_mc_orphans_lock);
 	if (o != NULL) {
 		o->mc = mc;
 		o->next = lkc_mc_orphans;
 		lkc_mc_orphans = o;
 	}
-	pthread_mutex_unlock(&lkc_mc_pool_lock);
+	pthread_mutex_unlock(&lkc_mc_orphans_lock);
 }
 
-/* Takes an idle pooled handle of this process made for key; NULL when none. */
-static memcached_st *lkc_mc_pool_take(const char *key, size_t key_len)
+/* A pooled handle goes: freed when ours, orphaned when a parent's. */
+static void lkc_mc_unpool(void *mc, int ours)
 {
-	memcached_st *mc = NULL;
-
-	pthread_mutex_lock(&lkc_mc_pool_lock);
-	for (lkc_mc_pooled **p = &lkc_mc_pool; *p != NULL; p = &(*p)->next) {
-		lkc_mc_pooled *e = *p;
-
-		if (e->pid == lkc_pid() && e->key_len == key_len && memcmp(e->key, key, key_len) == 0) {
-			*p = e->next;
-			lkc_mc_pool_size--;
-			mc = e->mc;
-			free(e->key);
-			free(e);
-			break;
-		}
-	}
-	pthread_mutex_unlock(&lkc_mc_pool_lock);
-	return mc;
-}
-
-/* Keeps an idle handle for the next store of this process with the same settings; frees it when the pool is full. */
-static void lkc_mc_pool_put(const char *key, size_t key_len, memcached_st *mc)
-{
-	lkc_mc_pooled *e = malloc(sizeof(*e));
-	char *copy = malloc(key_len);
-
-	pthread_mutex_lock(&lkc_mc_pool_lock);
-	if (e == NULL || copy == NULL || lkc_mc_pool_size >= LKC_MC_POOL_MAX) {
-		pthread_mutex_unlock(&lkc_mc_pool_lock);
-		free(e);
-		free(copy);
+	if (ours) {
 		memcached_free(mc);
-		return;
+	} else {
+		lkc_mc_orphan(mc);
 	}
-	memcpy(copy, key, key_len);
-	e->key = copy;
-	e->key_len = key_len;
-	e->mc = mc;
-	e->pid = lkc_pid();
-	e->next = lkc_mc_pool;
-	lkc_mc_pool = e;
-	lkc_mc_pool_size++;
-	pthread_mutex_unlock(&lkc_mc_pool_lock);
 }
+
+/* Idle persistent handles, for the next store of this process with the same settings. */
+static lkc_pool lkc_mc_pool = LKC_POOL_INIT(NULL, lkc_mc_unpool, LKC_MC_POOL_MAX);
 
 void lkc_memcached_pool_shutdown(void)
 {
-	lkc_mc_pooled *list;
-
-	pthread_mutex_lock(&lkc_mc_pool_lock);
-	list = lkc_mc_pool;
-	lkc_mc_pool = NULL;
-	lkc_mc_pool_size = 0;
-	pthread_mutex_unlock(&lkc_mc_pool_lock);
-	while (list != NULL) {
-		lkc_mc_pooled *e = list;
-
-		list = e->next;
-		if (e->pid == lkc_pid()) {
-			memcached_free(e->mc);
-		} else {
-			lkc_mc_orphan(e->mc);
-		}
-		free(e->key);
-		free(e);
-	}
+	lkc_pool_shutdown(&lkc_mc_pool);
 }
 
 /* The store's handle for this process: a forked child leaves its parent's alone and makes its own. */
@@ -432,7 +375,7 @@ static lkc_rc lkc_mc_conn(lkc_mc_store *s, lkc_err *err)
 	}
 	if (s->mc == NULL) {
 		if (s->cfg.persistent) {
-			s->mc = lkc_mc_pool_take(s->pool_key, s->pool_key_len);
+			s->mc = lkc_pool_take(&lkc_mc_pool, s->pool_key, s->pool_key_len);
 		}
 		if (s->mc == NULL) {
 			s->mc = lkc_mc_create(s);
@@ -914,7 +857,7 @@ static void lkc_mc_destroy(lkc_store *store)
 		if (s->mc_pid != lkc_pid()) {
 			lkc_mc_orphan(s->mc);
 		} else if (s->cfg.persistent && s->busy == 0) {
-			lkc_mc_pool_put(s->pool_key, s->pool_key_len, s->mc);
+			lkc_pool_put(&lkc_mc_pool, s->pool_key, s->pool_key_len, s->mc);
 		} else {
 			memcached_free(s->mc);
 		}

@@ -28,6 +28,7 @@
 #endif
 #include "lkc.h"
 #include "lkc_mysql_int.h"
+#include "lkc_pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,15 +49,6 @@
 /* Idle connections the process keeps for persistent stores, across requests. */
 #define LKC_MY_POOL_MAX 16
 
-/* The process's idle connections of persistent stores, each under its store's pool_key. */
-typedef struct lkc_my_pooled {
-	char *key;
-	lkc_my_conn *conn;
-	struct lkc_my_pooled *next;
-} lkc_my_pooled;
-
-static lkc_my_pooled *lkc_my_pool;
-static unsigned lkc_my_pool_count;
 
 static const lkc_store_ops lkc_my_ops;
 
@@ -359,6 +351,25 @@ int lkc_my_reusable(const lkc_my_conn *c)
 	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 0;
 }
 
+static int lkc_my_reusable_any(void *c)
+{
+	return lkc_my_reusable(c);
+}
+
+/* Closes an idle session: with a goodbye when it is ours and silent, else on our side only. */
+static void lkc_my_unpool(void *c, int ours)
+{
+	(void) ours;
+	if (lkc_my_reusable(c)) {
+		lkc_my_conn_close(c);
+	} else {
+		lkc_my_conn_drop(c);
+	}
+}
+
+/* The process's idle sessions of persistent stores, each under its store's pool_key. */
+static lkc_pool lkc_my_pool = LKC_POOL_INIT(lkc_my_reusable_any, lkc_my_unpool, LKC_MY_POOL_MAX);
+
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
 lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 {
@@ -374,27 +385,8 @@ lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 		}
 		lkc_my_conn_drop(c);
 	}
-	if (s->persistent) {
-		for (lkc_my_pooled **link = &lkc_my_pool; *link != NULL;) {
-			lkc_my_pooled *p = *link;
-
-			if (strcmp(p->key, s->pool_key) != 0 && p->conn->pid == lkc_pid()) {
-				link = &p->next;
-				continue;
-			}
-			*link = p->next;
-			lkc_my_pool_count--;
-			if (strcmp(p->key, s->pool_key) == 0 && lkc_my_reusable(p->conn)) {
-				*out = p->conn;
-				free(p->key);
-				free(p);
-				return LKC_OK;
-			}
-			/* A parent's connection or a broken one: let go of it on our side. */
-			lkc_my_conn_drop(p->conn);
-			free(p->key);
-			free(p);
-		}
+	if (s->persistent && (*out = lkc_pool_take(&lkc_my_pool, s->pool_key, strlen(s->pool_key))) != NULL) {
+		return LKC_OK;
 	}
 	return lkc_my_connect(s, out, err);
 }
@@ -932,26 +924,13 @@ void lkc_my_destroy(lkc_store *store)
 
 	while (s->idle != NULL) {
 		lkc_my_conn *c = s->idle;
-		lkc_my_pooled *p;
 
 		s->idle = c->next;
 		c->next = NULL;
-		if (s->persistent && lkc_my_reusable(c) && lkc_my_pool_count < LKC_MY_POOL_MAX
-			&& (p = malloc(sizeof(*p))) != NULL) {
-			p->key = strdup(s->pool_key);
-			if (p->key != NULL) {
-				p->conn = c;
-				p->next = lkc_my_pool;
-				lkc_my_pool = p;
-				lkc_my_pool_count++;
-				continue;
-			}
-			free(p);
-		}
-		if (lkc_my_reusable(c)) {
-			lkc_my_conn_close(c);
+		if (s->persistent) {
+			lkc_pool_put(&lkc_my_pool, s->pool_key, strlen(s->pool_key), c);
 		} else {
-			lkc_my_conn_drop(c);
+			lkc_my_unpool(c, 1);
 		}
 	}
 	free(s->host);
@@ -974,20 +953,7 @@ void lkc_my_destroy(lkc_store *store)
 
 void lkc_my_pool_shutdown(void)
 {
-	while (lkc_my_pool != NULL) {
-		lkc_my_pooled *p = lkc_my_pool;
-
-		lkc_my_pool = p->next;
-		if (lkc_my_reusable(p->conn)) {
-			lkc_my_conn_close(p->conn);
-		} else {
-			lkc_my_conn_drop(p->conn);
-		}
-		memset(p->key, 0, strlen(p->key));
-		free(p->key);
-		free(p);
-	}
-	lkc_my_pool_count = 0;
+	lkc_pool_shutdown(&lkc_my_pool);
 }
 
 void lkc_my_config_init(lkc_my_config *cfg)

@@ -40,16 +40,8 @@
 #include <unistd.h>
 
 #include "lkc_pgsql_int.h"
+#include "lkc_pool.h"
 
-/* The process's idle connections of persistent stores, each under its store's pool_key. */
-typedef struct lkc_pg_pooled {
-	char *key;
-	lkc_pg_conn *conn;
-	struct lkc_pg_pooled *next;
-} lkc_pg_pooled;
-
-static lkc_pg_pooled *lkc_pg_pool;
-static unsigned lkc_pg_pool_count;
 
 static const lkc_store_ops lkc_pg_ops;
 
@@ -377,6 +369,21 @@ static int lkc_pg_reusable(const lkc_pg_conn *c)
 	return pfd.fd >= 0 && poll(&pfd, 1, 0) == 0;
 }
 
+/* Closes a pooled session; lkc_pg_conn_close() leaves a parent's alone by itself. */
+static void lkc_pg_unpool(void *c, int ours)
+{
+	(void) ours;
+	lkc_pg_conn_close(c);
+}
+
+static int lkc_pg_reusable_any(void *c)
+{
+	return lkc_pg_reusable(c);
+}
+
+/* The process's idle sessions of persistent stores, each under its store's pool_key. */
+static lkc_pool lkc_pg_pool = LKC_POOL_INIT(lkc_pg_reusable_any, lkc_pg_unpool, LKC_PG_POOL_MAX);
+
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
 lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 {
@@ -392,27 +399,8 @@ lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 		}
 		lkc_pg_conn_close(c);
 	}
-	if (s->persistent) {
-		for (lkc_pg_pooled **link = &lkc_pg_pool; *link != NULL;) {
-			lkc_pg_pooled *p = *link;
-
-			if (strcmp(p->key, s->pool_key) != 0 && p->conn->pid == lkc_pid()) {
-				link = &p->next;
-				continue;
-			}
-			*link = p->next;
-			lkc_pg_pool_count--;
-			if (strcmp(p->key, s->pool_key) == 0 && lkc_pg_reusable(p->conn)) {
-				*out = p->conn;
-				free(p->key);
-				free(p);
-				return LKC_OK;
-			}
-			/* A parent's connection or a broken one: let go of it on our side. */
-			lkc_pg_conn_close(p->conn);
-			free(p->key);
-			free(p);
-		}
+	if (s->persistent && (*out = lkc_pool_take(&lkc_pg_pool, s->pool_key, strlen(s->pool_key))) != NULL) {
+		return LKC_OK;
 	}
 	return lkc_pg_connect(s, out, err);
 }
@@ -1123,23 +1111,14 @@ void lkc_pg_destroy(lkc_store *store)
 
 	while (s->idle != NULL) {
 		lkc_pg_conn *c = s->idle;
-		lkc_pg_pooled *p;
 
 		s->idle = c->next;
 		c->next = NULL;
-		if (s->persistent && lkc_pg_reusable(c) && lkc_pg_pool_count < LKC_PG_POOL_MAX
-			&& (p = malloc(sizeof(*p))) != NULL) {
-			p->key = strdup(s->pool_key);
-			if (p->key != NULL) {
-				p->conn = c;
-				p->next = lkc_pg_pool;
-				lkc_pg_pool = p;
-				lkc_pg_pool_count++;
-				continue;
-			}
-			free(p);
+		if (s->persistent) {
+			lkc_pool_put(&lkc_pg_pool, s->pool_key, strlen(s->pool_key), c);
+		} else {
+			lkc_pg_conn_close(c);
 		}
-		lkc_pg_conn_close(c);
 	}
 	free(s->host);
 	free(s->port);
@@ -1161,16 +1140,7 @@ void lkc_pg_destroy(lkc_store *store)
 
 void lkc_pg_pool_shutdown(void)
 {
-	while (lkc_pg_pool != NULL) {
-		lkc_pg_pooled *p = lkc_pg_pool;
-
-		lkc_pg_pool = p->next;
-		lkc_pg_conn_close(p->conn);
-		memset(p->key, 0, strlen(p->key));
-		free(p->key);
-		free(p);
-	}
-	lkc_pg_pool_count = 0;
+	lkc_pool_shutdown(&lkc_pg_pool);
 }
 
 void lkc_pg_config_init(lkc_pg_config *cfg)

@@ -7,6 +7,7 @@
 # define _GNU_SOURCE
 #endif
 #include "lkc_redis_conn.h"
+#include "lkc_pool.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -58,17 +59,6 @@ struct lkc_rconn {
 	char errtext[384];
 };
 
-/* A pooled connection. */
-typedef struct lkc_rconn_pooled {
-	struct lkc_rconn_pooled *next;
-	char *key;
-	size_t key_len;
-	lkc_rconn *conn;
-} lkc_rconn_pooled;
-
-static lkc_rconn_pooled *lkc_rconn_pool;
-static size_t lkc_rconn_pool_size;
-static pthread_mutex_t lkc_rconn_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static BIO_METHOD *lkc_rconn_bio_method;
 static pthread_once_t lkc_rconn_bio_once = PTHREAD_ONCE_INIT;
@@ -713,26 +703,19 @@ void lkc_rconn_close(lkc_rconn *c)
 	free(c);
 }
 
-/* Unlinks and closes pooled connections made by another process; the pool lock is held. */
-static void lkc_rconn_pool_sweep_locked(pid_t self)
+static int lkc_rconn_reusable(void *c)
 {
-	lkc_rconn_pooled **link = &lkc_rconn_pool;
-
-	while (*link != NULL) {
-		lkc_rconn_pooled *e = *link;
-
-		if (e->conn->pid == self) {
-			link = &e->next;
-			continue;
-		}
-		/* A parent's socket: closing our copy leaves the parent's connection alone. */
-		*link = e->next;
-		lkc_rconn_close(e->conn);
-		free(e->key);
-		free(e);
-		lkc_rconn_pool_size--;
-	}
+	return lkc_rconn_idle(c);
 }
+
+/* Closing never writes, so a parent's connection is closed as ours is: the parent's session stays intact. */
+static void lkc_rconn_unpool(void *c, int ours)
+{
+	(void) ours;
+	lkc_rconn_close(c);
+}
+
+static lkc_pool lkc_rconn_pool = LKC_POOL_INIT(lkc_rconn_reusable, lkc_rconn_unpool, LKC_RCONN_POOL_MAX);
 
 /*
  * Takes an idle connection of this process made with the same settings, or
@@ -741,77 +724,17 @@ static void lkc_rconn_pool_sweep_locked(pid_t self)
  */
 lkc_rconn *lkc_rconn_pool_take(const char *key, size_t key_len)
 {
-	lkc_rconn *c = NULL;
-	lkc_rconn_pooled **link;
-
-	pthread_mutex_lock(&lkc_rconn_pool_lock);
-	lkc_rconn_pool_sweep_locked(lkc_pid());
-	link = &lkc_rconn_pool;
-	while (*link != NULL) {
-		lkc_rconn_pooled *e = *link;
-
-		if (e->key_len != key_len || memcmp(e->key, key, key_len) != 0) {
-			link = &e->next;
-			continue;
-		}
-		*link = e->next;
-		c = e->conn;
-		free(e->key);
-		free(e);
-		lkc_rconn_pool_size--;
-		if (lkc_rconn_idle(c)) {
-			break;
-		}
-		lkc_rconn_close(c);
-		c = NULL;
-	}
-	pthread_mutex_unlock(&lkc_rconn_pool_lock);
-	return c;
+	return lkc_pool_take(&lkc_rconn_pool, key, key_len);
 }
 
-/* Keeps c for reuse by this process, or closes it when the pool is full. */
+/* Keeps c for reuse by this process, or closes it. */
 void lkc_rconn_pool_put(const char *key, size_t key_len, lkc_rconn *c)
 {
-	lkc_rconn_pooled *e = malloc(sizeof(*e));
-
-	if (e != NULL) {
-		e->key = malloc(key_len);
-	}
-	if (e == NULL || e->key == NULL) {
-		free(e);
-		lkc_rconn_close(c);
-		return;
-	}
-	memcpy(e->key, key, key_len);
-	e->key_len = key_len;
-	e->conn = c;
-	pthread_mutex_lock(&lkc_rconn_pool_lock);
-	lkc_rconn_pool_sweep_locked(lkc_pid());
-	if (lkc_rconn_pool_size >= LKC_RCONN_POOL_MAX) {
-		pthread_mutex_unlock(&lkc_rconn_pool_lock);
-		lkc_rconn_close(c);
-		free(e->key);
-		free(e);
-		return;
-	}
-	e->next = lkc_rconn_pool;
-	lkc_rconn_pool = e;
-	lkc_rconn_pool_size++;
-	pthread_mutex_unlock(&lkc_rconn_pool_lock);
+	lkc_pool_put(&lkc_rconn_pool, key, key_len, c);
 }
 
 /* Closes every pooled connection; a forked child closes only its copies of the sockets. */
 void lkc_rconn_pool_shutdown(void)
 {
-	pthread_mutex_lock(&lkc_rconn_pool_lock);
-	while (lkc_rconn_pool != NULL) {
-		lkc_rconn_pooled *e = lkc_rconn_pool;
-
-		lkc_rconn_pool = e->next;
-		lkc_rconn_close(e->conn);
-		free(e->key);
-		free(e);
-	}
-	lkc_rconn_pool_size = 0;
-	pthread_mutex_unlock(&lkc_rconn_pool_lock);
+	lkc_pool_shutdown(&lkc_rconn_pool);
 }

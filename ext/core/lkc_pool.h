@@ -1,0 +1,41 @@
+/*
+ * The process's idle persistent connections of one kind (Redis, PostgreSQL,
+ * MySQL, memcached), each kept under its store's settings key, for the next
+ * store of this process made with the same settings. A connection belongs to
+ * the process that pooled it: a forked child never reuses its parent's, and
+ * closes its copies on its own side only (the kind's close says how). Keys
+ * may hold passwords: they are zeroed before they are freed. Thread-safe.
+ */
+#ifndef LKC_POOL_H
+#define LKC_POOL_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct lkc_pooled lkc_pooled;
+
+typedef struct {
+	/* Whether a connection of this process can serve again (open, nothing to read); NULL: always. */
+	int (*reusable)(void *conn);
+	/* Closes a connection; ours is 0 for a parent's, whose session must stay the parent's. */
+	void (*close)(void *conn, int ours);
+	/* How many it keeps at most: one more is closed. */
+	unsigned max;
+	pthread_mutex_t lock;
+	lkc_pooled *head;
+	unsigned count;
+} lkc_pool;
+
+#define LKC_POOL_INIT(reusable, close, max) { (reusable), (close), (max), PTHREAD_MUTEX_INITIALIZER, NULL, 0 }
+
+/* An idle connection this process pooled under key, known reusable; NULL when none. */
+void *lkc_pool_take(lkc_pool *pool, const char *key, size_t key_len);
+
+/* Keeps conn under key, or closes it (not reusable, the pool full, out of memory). */
+void lkc_pool_put(lkc_pool *pool, const char *key, size_t key_len, void *conn);
+
+/* Closes every pooled connection (at module shutdown). */
+void lkc_pool_shutdown(lkc_pool *pool);
+
+#endif
