@@ -11,6 +11,7 @@
 #   scripts/test.sh --fast          without the valgrind pass
 #   LOCK_SOAK_SECONDS=1800 scripts/test.sh   with the long soak (scripts/soak.sh --long alone)
 #   scripts/test.sh tests/flock     only these phpt files or folders (no core tests, no checks)
+#   scripts/test.sh --valgrind tests/flock   the same, then again under valgrind
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -20,12 +21,13 @@ only=()
 for arg in "$@"; do
 	case "$arg" in
 		--fast) valgrind=0 ;;
-		--valgrind) valgrind=1 ;;
+		--valgrind) valgrind=2 ;;
 		-*) echo "test: unknown flag $arg" >&2; exit 2 ;;
 		*) only+=("$arg") ;;
 	esac
 done
-[ ${#only[@]} -gt 0 ] && valgrind=0
+# Given paths, the valgrind pass runs only when asked for (--valgrind), over those paths.
+[ ${#only[@]} -gt 0 ] && [ "$valgrind" = 1 ] && valgrind=0
 
 work="$root/.test-run"
 # A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
@@ -274,6 +276,9 @@ if [ ${#only[@]} -gt 0 ]; then
 	done
 	[ ${#parallel[@]} -gt 0 ] && run_phpt phpt "${parallel[@]}"
 	[ ${#serial[@]} -gt 0 ] && run_phpt topology --jobs 1 "${serial[@]}"
+	if [ "$valgrind" = 2 ] && [ ${#parallel[@]} -gt 0 ]; then
+		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="$VALGRIND_OPTS --suppressions=$root/tests/valgrind.supp" run_phpt phpt-valgrind -m "${parallel[@]}"
+	fi
 else
 	# The functional suite is every folder of tests/ that is not a group of its own below.
 	special=(hostile security faults network partition topology sentinel cluster redis_sentinel redis_cluster)
@@ -340,7 +345,7 @@ else
 		fi
 		record "soak (${soak_seconds} s)" "$p" "$f" 0
 	fi
-	if [ "$valgrind" = 1 ]; then
+	if [ "$valgrind" != 0 ]; then
 		# Load tests scale themselves down under valgrind; every test still runs.
 		# tests/valgrind.supp: what valgrind reports of glibc's loader, never of our code.
 		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="$VALGRIND_OPTS --suppressions=$root/tests/valgrind.supp" run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
