@@ -58,6 +58,20 @@ static bool php_lock_store_ready(php_lock_store_obj *obj)
 	return true;
 }
 
+/*
+ * Gives the open store its namespace (lkc_store_same): what tells the servers, databases
+ * and prefixes of two stores of one kind apart. Out of memory it has none, as a
+ * semaphore store has none.
+ */
+static void php_lock_store_set_ns(php_lock_store_obj *obj, const char *ns, size_t len)
+{
+	obj->store->ns = malloc(len);
+	if (obj->store->ns != NULL) {
+		memcpy(obj->store->ns, ns, len);
+		obj->store->ns_len = len;
+	}
+}
+
 /* An option of a store constructor: name and accepted type. */
 typedef enum { OPT_INT, OPT_FLOAT, OPT_BOOL, OPT_STRING, OPT_NULLABLE_STRING } php_lock_opt_type;
 
@@ -621,11 +635,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 		return false;
 	}
 	lkc_redis_config_free(&cfg);
-	obj->store->ns = malloc(ZSTR_LEN(ns));
-	if (obj->store->ns != NULL) {
-		memcpy(obj->store->ns, ZSTR_VAL(ns), ZSTR_LEN(ns));
-		obj->store->ns_len = ZSTR_LEN(ns);
-	}
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
 	zend_string_release(ns);
 	return true;
 }
@@ -644,9 +654,9 @@ static bool php_lock_pg_scheme(const char *scheme)
 	return strcmp(scheme, "pgsql") == 0 || strcmp(scheme, "postgres") == 0 || strcmp(scheme, "postgresql") == 0;
 }
 
-#ifdef HAVE_LOCK_PGSQL
-/* The options of PostgresStore, and the DSN query keys. */
-static const php_lock_opt php_lock_pg_options[] = {
+#if defined(HAVE_LOCK_PGSQL) || defined(HAVE_LOCK_MYSQL)
+/* The options of PostgresStore and MysqlStore, and their DSN query keys. */
+static const php_lock_opt php_lock_sql_options[] = {
 	{"prefix", OPT_STRING},
 	{"timeout", OPT_FLOAT},
 	{"persistent", OPT_BOOL},
@@ -658,8 +668,22 @@ static const php_lock_opt php_lock_pg_options[] = {
 	{NULL, OPT_INT},
 };
 
-/* Applies one PostgreSQL setting (from the DSN query or the options array) to cfg; false when it threw. */
-static bool php_lock_pg_setting(lkc_pg_config *cfg, const char *name, zval *value, uint32_t arg_num, const char *kind)
+/* What tells the PostgreSQL store's DSN and options from the MySQL store's; the rest they share. */
+typedef struct {
+	bool (*scheme_ok)(const char *scheme);
+	const char *scheme;          /* the scheme messages name */
+	const char *socket;          /* what a host starting with '/' is */
+	const char *socket_dsn;      /* a DSN with one, for the message of a DSN with no host */
+	bool socket_port;            /* whether a socket may come with a port (PostgreSQL names its socket file by it) */
+	int (*table_ok)(const char *name, size_t len);
+	const char *table_rule;      /* what table_ok accepts, for its message */
+	void (*init)(lkc_sql_config *cfg);
+	void (*free)(lkc_sql_config *cfg);
+} php_lock_sql_kind;
+
+/* Applies one setting (from the DSN query or the options array) to cfg; false when it threw. */
+static bool php_lock_sql_setting(const php_lock_sql_kind *k, lkc_sql_config *cfg, const char *name, zval *value,
+	uint32_t arg_num, const char *kind)
 {
 	char what[64];
 
@@ -677,17 +701,16 @@ static bool php_lock_pg_setting(lkc_pg_config *cfg, const char *name, zval *valu
 		cfg->persistent = zend_is_true(value);
 	} else if (strcmp(name, "holds") == 0) {
 		if (zend_string_equals_literal(Z_STR_P(value), "session")) {
-			cfg->holds_table = 0;
+			cfg->table_holds = 0;
 		} else if (zend_string_equals_literal(Z_STR_P(value), "table")) {
-			cfg->holds_table = 1;
+			cfg->table_holds = 1;
 		} else {
 			zend_argument_value_error(arg_num, "%s must be \"session\" or \"table\"", what);
 			return false;
 		}
 	} else if (strcmp(name, "table") == 0) {
-		if (!lkc_pg_table_name_check(Z_STRVAL_P(value), Z_STRLEN_P(value))) {
-			zend_argument_value_error(arg_num, "%s must be a table name, name or schema.name, each a letter or _"
-				" then letters, digits, _ or $, at most 63 bytes", what);
+		if (!k->table_ok(Z_STRVAL_P(value), Z_STRLEN_P(value))) {
+			zend_argument_value_error(arg_num, "%s must be %s", what, k->table_rule);
 			return false;
 		}
 		php_lock_set_str(&cfg->table, Z_STRVAL_P(value), Z_STRLEN_P(value));
@@ -705,15 +728,24 @@ static bool php_lock_pg_setting(lkc_pg_config *cfg, const char *name, zval *valu
 	return true;
 }
 
-/* Percent-decodes a DSN host in place (a socket directory is written %2F...); false when malformed. */
-static bool php_lock_pg_decode_host(char *host)
+/* The value of a hex digit, -1 for anything else. */
+static int php_lock_hex(char c)
+{
+	if (!isxdigit((unsigned char) c)) {
+		return -1;
+	}
+	return isdigit((unsigned char) c) ? c - '0' : tolower((unsigned char) c) - 'a' + 10;
+}
+
+/* Percent-decodes a DSN host in place (a socket is written %2F...); false when malformed. */
+static bool php_lock_decode_host(char *host)
 {
 	char *out = host;
 
 	for (const char *in = host; *in != '\0'; in++) {
 		if (*in == '%') {
-			int hi = isxdigit((unsigned char) in[1]) ? (isdigit((unsigned char) in[1]) ? in[1] - '0' : (tolower((unsigned char) in[1]) - 'a' + 10)) : -1;
-			int lo = hi >= 0 && isxdigit((unsigned char) in[2]) ? (isdigit((unsigned char) in[2]) ? in[2] - '0' : (tolower((unsigned char) in[2]) - 'a' + 10)) : -1;
+			int hi = php_lock_hex(in[1]);
+			int lo = hi >= 0 ? php_lock_hex(in[2]) : -1;
 			if (lo < 0 || (hi == 0 && lo == 0)) {
 				return false;
 			}
@@ -727,8 +759,9 @@ static bool php_lock_pg_decode_host(char *host)
 	return true;
 }
 
-/* Fills cfg from a pgsql:// DSN; false when it threw. */
-static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len, uint32_t arg_num)
+/* Fills cfg from the DSN; false when it threw. */
+static bool php_lock_sql_dsn(const php_lock_sql_kind *k, lkc_sql_config *cfg, const char *dsn, size_t dsn_len,
+	uint32_t arg_num)
 {
 	lkc_dsn parsed;
 	lkc_err err;
@@ -739,24 +772,28 @@ static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len,
 		zend_argument_value_error(arg_num, "is not a valid DSN: %s", err.msg);
 		return false;
 	}
-	if (!php_lock_pg_scheme(parsed.scheme)) {
-		zend_argument_value_error(arg_num, "must use the pgsql: scheme, \"%s\" given", parsed.scheme);
+	if (!k->scheme_ok(parsed.scheme)) {
+		zend_argument_value_error(arg_num, "must use the %s: scheme, \"%s\" given", k->scheme, parsed.scheme);
 		goto done;
 	}
 	if (parsed.host == NULL || parsed.host[0] == '\0') {
-		zend_argument_value_error(arg_num, "must name a host, or a socket directory written as %%2F... (pgsql://user@%%2Fvar%%2Frun%%2Fpostgresql/db)");
+		zend_argument_value_error(arg_num, "must name a host, or a %s written as %%2F... (%s)", k->socket, k->socket_dsn);
 		goto done;
 	}
 	if (strchr(parsed.host, ',') != NULL) {
 		zend_argument_value_error(arg_num, "must name one host");
 		goto done;
 	}
-	if (!php_lock_pg_decode_host(parsed.host)) {
+	if (!php_lock_decode_host(parsed.host)) {
 		zend_argument_value_error(arg_num, "has a bad percent escape in the host ('%%' must be followed by two hex digits, not %%00)");
 		goto done;
 	}
 	if (strchr(parsed.host, '/') != NULL && parsed.host[0] != '/') {
-		zend_argument_value_error(arg_num, "has an invalid host: a socket directory must be an absolute path, written as %%2F...");
+		zend_argument_value_error(arg_num, "has an invalid host: a %s must be an absolute path, written as %%2F...", k->socket);
+		goto done;
+	}
+	if (parsed.host[0] == '/' && parsed.port && !k->socket_port) {
+		zend_argument_value_error(arg_num, "must not have a port with a %s", k->socket);
 		goto done;
 	}
 	php_lock_set_str(&cfg->host, parsed.host, strlen(parsed.host));
@@ -783,7 +820,7 @@ static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len,
 		zval value;
 		bool applied;
 
-		for (const php_lock_opt *o = php_lock_pg_options; o->name; o++) {
+		for (const php_lock_opt *o = php_lock_sql_options; o->name; o++) {
 			if (strcmp(parsed.param_keys[i], o->name) == 0) {
 				opt = o;
 				break;
@@ -797,7 +834,7 @@ static bool php_lock_pg_dsn(lkc_pg_config *cfg, const char *dsn, size_t dsn_len,
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
 			goto done;
 		}
-		applied = php_lock_pg_setting(cfg, opt->name, &value, arg_num, "query parameter");
+		applied = php_lock_sql_setting(k, cfg, opt->name, &value, arg_num, "query parameter");
 		zval_ptr_dtor(&value);
 		if (!applied) {
 			goto done;
@@ -808,6 +845,41 @@ done:
 	lkc_dsn_free(&parsed);
 	return ok;
 }
+
+/* Reads the DSN, then the options over it, into cfg (set up here); false when it threw, cfg then freed. */
+static bool php_lock_sql_config(const php_lock_sql_kind *k, lkc_sql_config *cfg, zend_string *dsn, HashTable *options,
+	uint32_t options_arg)
+{
+	zend_string *key;
+	zval *value;
+
+	k->init(cfg);
+	if (options && !php_lock_options_check(options, php_lock_sql_options, options_arg)) {
+		return false;
+	}
+	if (!php_lock_sql_dsn(k, cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
+		k->free(cfg);
+		return false;
+	}
+	if (options) {
+		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
+			ZVAL_DEREF(value);
+			if (!php_lock_sql_setting(k, cfg, ZSTR_VAL(key), value, options_arg, "option")) {
+				k->free(cfg);
+				return false;
+			}
+		} ZEND_HASH_FOREACH_END();
+	}
+	return true;
+}
+#endif
+
+#ifdef HAVE_LOCK_PGSQL
+static const php_lock_sql_kind php_lock_pg_kind = {
+	php_lock_pg_scheme, "pgsql", "socket directory", "pgsql://user@%2Fvar%2Frun%2Fpostgresql/db", true,
+	lkc_pg_table_name_check, "a table name, name or schema.name, each a letter or _ then letters, digits, _ or $, at most 63 bytes",
+	lkc_pg_config_init, lkc_pg_config_free,
+};
 #endif
 
 /* Opens a PostgreSQL store from a DSN and an options array into obj; false when it threw. */
@@ -817,27 +889,11 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 	lkc_pg_config cfg;
 	zend_string *ns;
 	lkc_err err;
-	zend_string *key;
-	zval *value;
 
-	if (options && !php_lock_options_check(options, php_lock_pg_options, options_arg)) {
+	if (!php_lock_sql_config(&php_lock_pg_kind, &cfg, dsn, options, options_arg)) {
 		return false;
 	}
-	lkc_pg_config_init(&cfg);
-	if (!php_lock_pg_dsn(&cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
-		lkc_pg_config_free(&cfg);
-		return false;
-	}
-	if (options) {
-		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
-			ZVAL_DEREF(value);
-			if (!php_lock_pg_setting(&cfg, ZSTR_VAL(key), value, options_arg, "option")) {
-				lkc_pg_config_free(&cfg);
-				return false;
-			}
-		} ZEND_HASH_FOREACH_END();
-	}
-	if (cfg.table != NULL && !cfg.holds_table) {
+	if (cfg.table != NULL && !cfg.table_holds) {
 		/* A table named for session holds would be silently unused: the caller meant table mode. */
 		zend_argument_value_error(options && php_lock_option(options, "table") != NULL ? options_arg : 1,
 			"%s \"table\" needs holds \"table\" (session holds use no table)",
@@ -853,7 +909,7 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 	}
 	/* Two PostgresStores share their locks when they reach one server's database under one prefix. */
 	ns = strpprintf(0, "%s/%s ", lkc_pg_endpoint(obj->store), cfg.dbname != NULL ? cfg.dbname : (cfg.user != NULL ? cfg.user : ""));
-	if (cfg.holds_table) {
+	if (cfg.table_holds) {
 		/* Table mode: the table is part of the namespace too. */
 		zend_string *server = ns;
 
@@ -867,11 +923,7 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 		zend_string_release(server);
 	}
 	lkc_pg_config_free(&cfg);
-	obj->store->ns = malloc(ZSTR_LEN(ns));
-	if (obj->store->ns != NULL) {
-		memcpy(obj->store->ns, ZSTR_VAL(ns), ZSTR_LEN(ns));
-		obj->store->ns_len = ZSTR_LEN(ns);
-	}
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
 	zend_string_release(ns);
 	return true;
 #else
@@ -893,170 +945,11 @@ static bool php_lock_my_scheme(const char *scheme)
 }
 
 #ifdef HAVE_LOCK_MYSQL
-/* The options of MysqlStore, and the DSN query keys. */
-static const php_lock_opt php_lock_my_options[] = {
-	{"prefix", OPT_STRING},
-	{"timeout", OPT_FLOAT},
-	{"persistent", OPT_BOOL},
-	{"username", OPT_NULLABLE_STRING},
-	{"password", OPT_NULLABLE_STRING},
-	{"database", OPT_NULLABLE_STRING},
-	{"holds", OPT_STRING},
-	{"table", OPT_STRING},
-	{NULL, OPT_INT},
+static const php_lock_sql_kind php_lock_my_kind = {
+	php_lock_my_scheme, "mysql", "socket path", "mysql://user@%2Frun%2Fmysqld%2Fmysqld.sock/db", false,
+	lkc_my_table_name_ok, "a table name of 1 to 64 characters from [A-Za-z0-9_$]",
+	lkc_my_config_init, lkc_my_config_free,
 };
-
-/* Applies one MySQL setting (from the DSN query or the options array) to cfg; false when it threw. */
-static bool php_lock_my_setting(lkc_my_config *cfg, const char *name, zval *value, uint32_t arg_num, const char *kind)
-{
-	char what[64];
-
-	snprintf(what, sizeof(what), "%s \"%s\"", kind, name);
-	if (strcmp(name, "prefix") == 0) {
-		php_lock_set_str(&cfg->prefix, Z_STRVAL_P(value), Z_STRLEN_P(value));
-		cfg->prefix_len = Z_STRLEN_P(value);
-	} else if (strcmp(name, "timeout") == 0) {
-		int64_t ms;
-		if (!php_lock_duration_to_ms(zval_get_double(value), arg_num, what, false, &ms)) {
-			return false;
-		}
-		cfg->timeout_ms = ms;
-	} else if (strcmp(name, "persistent") == 0) {
-		cfg->persistent = zend_is_true(value);
-	} else if (strcmp(name, "holds") == 0) {
-		if (strcmp(Z_STRVAL_P(value), "session") == 0 || strcmp(Z_STRVAL_P(value), "table") == 0) {
-			cfg->table_holds = Z_STRVAL_P(value)[0] == 't';
-		} else {
-			zend_argument_value_error(arg_num, "%s must be \"session\" or \"table\"", what);
-			return false;
-		}
-	} else if (strcmp(name, "table") == 0) {
-		if (!lkc_my_table_name_ok(Z_STRVAL_P(value), Z_STRLEN_P(value))) {
-			zend_argument_value_error(arg_num, "%s must be a table name of 1 to 64 characters from [A-Za-z0-9_$]", what);
-			return false;
-		}
-		php_lock_set_str(&cfg->table, Z_STRVAL_P(value), Z_STRLEN_P(value));
-	} else {
-		char **slot = name[0] == 'u' ? &cfg->user : name[0] == 'p' ? &cfg->password : &cfg->dbname;
-		if (Z_TYPE_P(value) == IS_NULL) {
-			php_lock_set_str(slot, NULL, 0);
-		} else if (Z_STRLEN_P(value) == 0 || memchr(Z_STRVAL_P(value), '\0', Z_STRLEN_P(value)) != NULL) {
-			zend_argument_value_error(arg_num, "%s must be a non-empty string without NUL bytes", what);
-			return false;
-		} else {
-			php_lock_set_str(slot, Z_STRVAL_P(value), Z_STRLEN_P(value));
-		}
-	}
-	return true;
-}
-
-/* Percent-decodes a DSN host in place (a socket path is written %2F...); false when malformed. */
-static bool php_lock_my_decode_host(char *host)
-{
-	char *out = host;
-
-	for (const char *in = host; *in != '\0'; in++) {
-		if (*in == '%') {
-			int hi = isxdigit((unsigned char) in[1]) ? (isdigit((unsigned char) in[1]) ? in[1] - '0' : (tolower((unsigned char) in[1]) - 'a' + 10)) : -1;
-			int lo = hi >= 0 && isxdigit((unsigned char) in[2]) ? (isdigit((unsigned char) in[2]) ? in[2] - '0' : (tolower((unsigned char) in[2]) - 'a' + 10)) : -1;
-			if (lo < 0 || (hi == 0 && lo == 0)) {
-				return false;
-			}
-			*out++ = (char) (hi * 16 + lo);
-			in += 2;
-		} else {
-			*out++ = *in;
-		}
-	}
-	*out = '\0';
-	return true;
-}
-
-/* Fills cfg from a mysql:// DSN; false when it threw. */
-static bool php_lock_my_dsn(lkc_my_config *cfg, const char *dsn, size_t dsn_len, uint32_t arg_num)
-{
-	lkc_dsn parsed;
-	lkc_err err;
-	bool ok = false;
-
-	lkc_err_clear(&err);
-	if (lkc_dsn_parse(dsn, dsn_len, &parsed, &err) != LKC_OK) {
-		zend_argument_value_error(arg_num, "is not a valid DSN: %s", err.msg);
-		return false;
-	}
-	if (!php_lock_my_scheme(parsed.scheme)) {
-		zend_argument_value_error(arg_num, "must use the mysql: scheme, \"%s\" given", parsed.scheme);
-		goto done;
-	}
-	if (parsed.host == NULL || parsed.host[0] == '\0') {
-		zend_argument_value_error(arg_num, "must name a host, or a socket path written as %%2F... (mysql://user@%%2Frun%%2Fmysqld%%2Fmysqld.sock/db)");
-		goto done;
-	}
-	if (strchr(parsed.host, ',') != NULL) {
-		zend_argument_value_error(arg_num, "must name one host");
-		goto done;
-	}
-	if (!php_lock_my_decode_host(parsed.host)) {
-		zend_argument_value_error(arg_num, "has a bad percent escape in the host ('%%' must be followed by two hex digits, not %%00)");
-		goto done;
-	}
-	if (strchr(parsed.host, '/') != NULL && parsed.host[0] != '/') {
-		zend_argument_value_error(arg_num, "has an invalid host: a socket path must be absolute, written as %%2F...");
-		goto done;
-	}
-	if (parsed.host[0] == '/' && parsed.port) {
-		zend_argument_value_error(arg_num, "must not have a port with a socket path");
-		goto done;
-	}
-	php_lock_set_str(&cfg->host, parsed.host, strlen(parsed.host));
-	if (parsed.port) {
-		cfg->port = parsed.port;
-	}
-	if (parsed.path != NULL && parsed.path[0] != '\0' && strcmp(parsed.path, "/") != 0) {
-		const char *db = parsed.path + 1;
-		if (strchr(db, '/') != NULL) {
-			/* The path is not quoted: an unencoded '/' in a password lands there. */
-			zend_argument_value_error(arg_num, "must have a database name as its path, with no '/' in it");
-			goto done;
-		}
-		php_lock_set_str(&cfg->dbname, db, strlen(db));
-	}
-	if (parsed.user != NULL && parsed.user[0] != '\0') {
-		php_lock_set_str(&cfg->user, parsed.user, strlen(parsed.user));
-	}
-	if (parsed.password != NULL) {
-		php_lock_set_str(&cfg->password, parsed.password, strlen(parsed.password));
-	}
-	for (size_t i = 0; i < parsed.nparams; i++) {
-		const php_lock_opt *opt = NULL;
-		zval value;
-		bool applied;
-
-		for (const php_lock_opt *o = php_lock_my_options; o->name; o++) {
-			if (strcmp(parsed.param_keys[i], o->name) == 0) {
-				opt = o;
-				break;
-			}
-		}
-		if (opt == NULL) {
-			/* Not quoted: an unencoded '?' in a password lands in the query. */
-			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)");
-			goto done;
-		}
-		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
-			goto done;
-		}
-		applied = php_lock_my_setting(cfg, opt->name, &value, arg_num, "query parameter");
-		zval_ptr_dtor(&value);
-		if (!applied) {
-			goto done;
-		}
-	}
-	ok = true;
-done:
-	lkc_dsn_free(&parsed);
-	return ok;
-}
 #endif
 
 /* Opens a MySQL store from a DSN and an options array into obj; false when it threw. */
@@ -1066,25 +959,9 @@ static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 	lkc_my_config cfg;
 	zend_string *ns;
 	lkc_err err;
-	zend_string *key;
-	zval *value;
 
-	if (options && !php_lock_options_check(options, php_lock_my_options, options_arg)) {
+	if (!php_lock_sql_config(&php_lock_my_kind, &cfg, dsn, options, options_arg)) {
 		return false;
-	}
-	lkc_my_config_init(&cfg);
-	if (!php_lock_my_dsn(&cfg, ZSTR_VAL(dsn), ZSTR_LEN(dsn), 1)) {
-		lkc_my_config_free(&cfg);
-		return false;
-	}
-	if (options) {
-		ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, value) {
-			ZVAL_DEREF(value);
-			if (!php_lock_my_setting(&cfg, ZSTR_VAL(key), value, options_arg, "option")) {
-				lkc_my_config_free(&cfg);
-				return false;
-			}
-		} ZEND_HASH_FOREACH_END();
 	}
 	if (cfg.table_holds && cfg.dbname == NULL) {
 		lkc_my_config_free(&cfg);
@@ -1115,11 +992,7 @@ static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 		zend_string_release(server);
 	}
 	lkc_my_config_free(&cfg);
-	obj->store->ns = malloc(ZSTR_LEN(ns));
-	if (obj->store->ns != NULL) {
-		memcpy(obj->store->ns, ZSTR_VAL(ns), ZSTR_LEN(ns));
-		obj->store->ns_len = ZSTR_LEN(ns);
-	}
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
 	zend_string_release(ns);
 	return true;
 #else
@@ -1315,11 +1188,7 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	obj->store->ns = malloc(ZSTR_LEN(ns.s));
-	if (obj->store->ns != NULL) {
-		memcpy(obj->store->ns, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s));
-		obj->store->ns_len = ZSTR_LEN(ns.s);
-	}
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s));
 	smart_str_free(&ns);
 	return true;
 }

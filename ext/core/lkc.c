@@ -614,3 +614,17 @@ int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinf
 	}
 	return rc;
 }
+
+void lkc_sql_config_free(lkc_sql_config *cfg)
+{
+	free(cfg->host);
+	free(cfg->user);
+	if (cfg->password != NULL) {
+		memset(cfg->password, 0, strlen(cfg->password));
+	}
+	free(cfg->password);
+	free(cfg->dbname);
+	free(cfg->prefix);
+	free(cfg->table);
+	memset(cfg, 0, sizeof(*cfg));
+}

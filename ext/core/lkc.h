@@ -360,20 +360,28 @@ void lkc_redis_pool_shutdown(void);
 /* hiredis version, "major.minor.patch". */
 const char *lkc_redis_hiredis_version(void);
 
-/* PostgreSQL connection settings. Strings are owned by the config (lkc_pg_config_free). */
+/*
+ * The connection settings of the SQL stores, PostgreSQL and MySQL/MariaDB. Strings
+ * are owned by the config (lkc_pg_config_free, lkc_my_config_free).
+ */
 typedef struct {
-	char *host;             /* TCP host, or a unix socket directory (starts with '/') */
-	int port;               /* 5432 unless set; a socket's name has it too */
-	char *user;             /* NULL: libpq's default (the OS user, PGUSER) */
-	char *password;         /* NULL: none (or libpq's PGPASSWORD, ~/.pgpass) */
-	char *dbname;           /* NULL: libpq's default (the user name) */
-	char *prefix;           /* hashed into every key, may hold any bytes */
+	char *host;             /* TCP host, or a unix socket (starts with '/'): PostgreSQL's directory, MySQL's path */
+	int port;               /* the server's default unless set (PostgreSQL 5432, whose socket's name has it too; MySQL 3306) */
+	char *user;             /* NULL: the library's default (the OS user; libpq also PGUSER) */
+	char *password;         /* NULL: none (libpq also PGPASSWORD, ~/.pgpass) */
+	char *dbname;           /* NULL: PostgreSQL the user name; MySQL none (fencing tokens then cannot have their table; table holds need one) */
+	char *prefix;           /* hashed into every key or lock name, may hold any bytes */
 	size_t prefix_len;
 	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
 	int persistent;         /* keep idle connections for the next store of the same process */
-	int holds_table;        /* holds are rows of a table with a TTL (table mode), not session advisory locks */
-	char *table;            /* table mode: the table, "name" or "schema.name"; NULL: LKC_PG_TABLE_DEFAULT */
-} lkc_pg_config;
+	int table_holds;        /* holds are rows of a table with a TTL (holds => 'table'), not bound to a session */
+	char *table;            /* table holds: the table (PostgreSQL "name" or "schema.name"; MySQL 1 to 64 bytes of
+	                           [A-Za-z0-9_$]); NULL: LKC_PG_TABLE_DEFAULT, LKC_MY_TABLE_DEFAULT */
+} lkc_sql_config;
+/* Frees the strings of cfg (the password zeroed first) and zeroes it. */
+void lkc_sql_config_free(lkc_sql_config *cfg);
+
+typedef lkc_sql_config lkc_pg_config;
 
 /* The table of table mode unless one is named. */
 #define LKC_PG_TABLE_DEFAULT "lock_holds"
@@ -402,20 +410,7 @@ const char *lkc_pg_libpq_version(void);
 /* --- MySQL store (lkc_mysql.c, lkc_mysql_table.c) --- */
 /* The table of table holds unless the option "table" names another. */
 #define LKC_MY_TABLE_DEFAULT "lock_holds"
-/* MySQL/MariaDB connection settings. Strings are owned by the config (lkc_my_config_free). */
-typedef struct {
-	char *host;             /* TCP host, or a unix socket path (starts with '/') */
-	int port;               /* 3306 unless set */
-	char *user;             /* NULL: the library's default (the OS user) */
-	char *password;         /* NULL: none */
-	char *dbname;           /* NULL: none (fencing tokens then cannot have their table; table holds need one) */
-	char *prefix;           /* hashed into every lock name, may hold any bytes */
-	size_t prefix_len;
-	int64_t timeout_ms;     /* connect and statement timeout (5000 unless set) */
-	int persistent;         /* keep idle connections for the next store of the same process */
-	int table_holds;        /* holds are rows of a table (expiring, not bound to a session) instead of session GET_LOCKs */
-	char *table;            /* table holds: the table, 1 to 64 bytes of [A-Za-z0-9_$]; NULL: lock_holds */
-} lkc_my_config;
+typedef lkc_sql_config lkc_my_config;
 
 void lkc_my_config_init(lkc_my_config *cfg);
 void lkc_my_config_free(lkc_my_config *cfg);

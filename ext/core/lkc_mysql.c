@@ -965,15 +965,7 @@ void lkc_my_config_init(lkc_my_config *cfg)
 
 void lkc_my_config_free(lkc_my_config *cfg)
 {
-	free(cfg->host);
-	free(cfg->user);
-	if (cfg->password != NULL) {
-		memset(cfg->password, 0, strlen(cfg->password));
-	}
-	free(cfg->password);
-	free(cfg->dbname);
-	free(cfg->prefix);
-	free(cfg->table);
+	lkc_sql_config_free(cfg);
 	lkc_my_config_init(cfg);
 }
 

@@ -1152,15 +1152,7 @@ void lkc_pg_config_init(lkc_pg_config *cfg)
 
 void lkc_pg_config_free(lkc_pg_config *cfg)
 {
-	free(cfg->host);
-	free(cfg->user);
-	if (cfg->password != NULL) {
-		memset(cfg->password, 0, strlen(cfg->password));
-	}
-	free(cfg->password);
-	free(cfg->dbname);
-	free(cfg->prefix);
-	free(cfg->table);
+	lkc_sql_config_free(cfg);
 	lkc_pg_config_init(cfg);
 }
 
@@ -1238,7 +1230,7 @@ lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err)
 		snprintf(s->pool_key, len, "%s\n%s\n%s\n%s\n%s", s->host, s->port, s->user ? s->user : "",
 			s->password ? s->password : "", s->dbname ? s->dbname : "");
 	}
-	if (cfg->holds_table) {
+	if (cfg->table_holds) {
 		lkc_rc rc = lkc_pg_table_setup(s, cfg->table != NULL ? cfg->table : LKC_PG_TABLE_DEFAULT, err);
 
 		if (rc != LKC_OK) {

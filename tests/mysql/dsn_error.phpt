@@ -87,7 +87,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?prefix": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has a query item without '=' at offset 35
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?database=": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "database" must be a non-empty string without NUL bytes
 "mysql:\/\/u:Pa55-secret@%2Fno%zz\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has a bad percent escape in the host ('%' must be followed by two hex digits, not %00)
-"mysql:\/\/u:Pa55-secret@rel%2Fdir\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has an invalid host: a socket path must be absolute, written as %2F...
+"mysql:\/\/u:Pa55-secret@rel%2Fdir\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has an invalid host: a socket path must be an absolute path, written as %2F...
 "mysql:\/\/u:Pa55-secret@%00\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has a bad percent escape in the host ('%' must be followed by two hex digits, not %00)
 "redis:\/\/u:Pa55-secret@127.0.0.1\/0": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) must use the mysql: scheme, "redis" given
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) must use the mysql: scheme, "pgsql" given
