@@ -9,8 +9,13 @@
  *   owner       the owner token; NULL: free; '' (no owner can be empty): kept
  *               blocked by a delayed release
  *   expires_at  UTC, by the server's clock; NULL: never
- *   fence       bumped by every take: the fencing token, strictly increasing
- *               per row, since rows are never deleted (a released row is free)
+ *   fence       the fencing token: a new row starts at the server's clock in
+ *               microseconds (LKC_MYT_CLOCK_US), and every take of an existing
+ *               (expired or cooled-down) row adds one. Released rows are
+ *               deleted, so a resource's next row starts again at the clock:
+ *               above every token of the rows before it, which were taken
+ *               far more slowly than a million times a second, unless the
+ *               server's clock stepped back (as Redis's counter)
  *   conn        the connection id of the holder's session when that session
  *               holds the name with GET_LOCK (below), else NULL
  * A row is held while owner is set and expires_at is NULL or after
@@ -64,6 +69,9 @@ _Static_assert(sizeof(LKC_MYT_WAKE_TAG) == sizeof(LKC_MY_TAG), "a wake name is a
 	" fence BIGINT NOT NULL," \
 	" conn BIGINT UNSIGNED NULL" \
 	") ENGINE=InnoDB"
+
+/* The server's clock in microseconds since 1970, free of the session's time zone: a new row's first token. */
+#define LKC_MYT_CLOCK_US "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))"
 
 /* Whether the row is held, by anybody. */
 #define LKC_MYT_LIVE "(owner IS NOT NULL AND (expires_at IS NULL OR expires_at > UTC_TIMESTAMP(6)))"
@@ -318,7 +326,7 @@ static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, con
 	 * A test repeated per assignment would see the row the earlier ones changed.
 	 */
 	snprintf(sql, sizeof(sql), "INSERT INTO `%s` (name, owner, expires_at, fence, conn)"
-		" VALUES ('%s', %s, %s, LAST_INSERT_ID(1), %s) ON DUPLICATE KEY UPDATE"
+		" VALUES ('%s', %s, %s, LAST_INSERT_ID(" LKC_MYT_CLOCK_US "), %s) ON DUPLICATE KEY UPDATE"
 		" fence = IF((@lkc_take := %s), LAST_INSERT_ID(fence + 1), fence),"
 		" conn = IF(@lkc_take, VALUES(conn), conn),"
 		" owner = IF(@lkc_take, VALUES(owner), owner),"
@@ -460,8 +468,9 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
 			s->table, (delay_ms > LKC_MYT_TTL_MAX_MS ? LKC_MYT_TTL_MAX_MS : delay_ms) * 1000, name, owner);
 	} else {
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = NULL"
-			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
+		/* The row goes: a table of holds keeps no row per resource ever locked. */
+		snprintf(sql, sizeof(sql), "DELETE FROM `%s` WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
+			s->table, name, owner);
 	}
 	if ((rc = lkc_myt_hold_run(s, hold, sql, NULL, err)) != LKC_OK) {
 		return rc;
@@ -631,8 +640,7 @@ static lkc_rc lkc_myt_force_release(lkc_store *store, const char *resource, size
 		wake, s->table, name);
 	rc = lkc_myt_row(s, &c, sql, &holder, 1, &found, err);
 	if (rc == LKC_OK && found) {
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = NULL WHERE name = '%s'",
-			s->table, name);
+		snprintf(sql, sizeof(sql), "DELETE FROM `%s` WHERE name = '%s'", s->table, name);
 		rc = lkc_myt_run(s, &c, sql, NULL, err);
 	}
 	if (rc == LKC_OK && found && holder > 0) {

@@ -1,5 +1,5 @@
 --TEST--
-mysql table holds: mutual exclusion across processes: several processes increment a counter in a file under one lock, blocking and non-blocking, and no update is lost
+mysql table holds: mutual exclusion across processes: several processes increment a counter in a file under one lock, blocking and non-blocking, and no update is lost; the fencing tokens grow with the holds and no row is left
 --EXTENSIONS--
 lock
 pcntl
@@ -33,6 +33,8 @@ for ($p = 0; $p < $procs; $p++) {
             $n = (int) file_get_contents($file);
             usleep(200);
             file_put_contents($file, (string) ($n + 1));
+            // Which hold this was, and its token: the tokens must grow with the holds.
+            file_put_contents("$file.fences", "$n " . $lock->getFencingToken() . "\n", FILE_APPEND);
             $lock->release();
         }
         return 0;
@@ -45,10 +47,23 @@ $got = (int) file_get_contents($file);
 echo 'lost updates: ', $expected - $got, "\n";
 $store = lock_test_mysql_table_store(['prefix' => $prefix]);
 var_dump($store->isLocked('counter'));
-echo 'one take each, one fence each: ', var_export(lock_test_mysql_row($prefix, 'counter')['fence'] === $expected, true), "\n";
+$fences = [];
+foreach (file("$file.fences", FILE_IGNORE_NEW_LINES) as $line) {
+    [$n, $fence] = explode(' ', $line);
+    $fences[(int) $n] = (int) $fence;
+}
+ksort($fences);
+$sorted = array_values($fences);
+$grow = count($sorted) === $expected;
+for ($i = 1; $i < count($sorted); $i++) {
+    $grow = $grow && $sorted[$i] > $sorted[$i - 1];
+}
+echo 'a token per hold, growing with the holds: ', var_export($grow, true), "\n";
+echo 'no row left: ', var_export(lock_test_mysql_row($prefix, 'counter') === null, true), "\n";
 ?>
 --EXPECT--
 exit codes: 0 0 0 0
 lost updates: 0
 bool(false)
-one take each, one fence each: true
+a token per hold, growing with the holds: true
+no row left: true
