@@ -11,11 +11,16 @@
  *   expires_at  UTC, by the server's clock; NULL: never
  *   fence       the fencing token: a new row starts at the server's clock in
  *               microseconds (LKC_MYT_CLOCK_US), and every take of an existing
- *               (expired or cooled-down) row adds one. Released rows are
- *               deleted, so a resource's next row starts again at the clock:
- *               above every token of the rows before it, which were taken
- *               far more slowly than a million times a second, unless the
- *               server's clock stepped back (as Redis's counter)
+ *               row adds one. A released row stays, free, with its counter
+ *               (expires_at: when it was released), so that no take can meet
+ *               a gap in the counter: the clock a statement reads is the
+ *               time it started, which can be before the previous row's last
+ *               take if it waited. Only rows free or expired for
+ *               LKC_MYT_SWEEP_AGE_S go (lkc_myt_sweep): a statement that
+ *               started before such a row's last take would have run longer
+ *               than any statement may, so the resource's next row starts
+ *               above every token of the row before it, unless the server's
+ *               clock stepped back or a row was taken a million times a second
  *   conn        the connection id of the holder's session when that session
  *               holds the name with GET_LOCK (below), else NULL
  * A row is held while owner is set and expires_at is NULL or after
@@ -70,6 +75,11 @@ _Static_assert(sizeof(LKC_MYT_WAKE_TAG) == sizeof(LKC_MY_TAG), "a wake name is a
 	" conn BIGINT UNSIGNED NULL" \
 	") ENGINE=InnoDB"
 
+/* How long a row stays free or expired before a sweep deletes it, and how many a sweep deletes at most. */
+#define LKC_MYT_SWEEP_AGE_S 3600
+#define LKC_MYT_SWEEP_MAX 16
+/* A release in every this many of the process's sweeps (the first one too). */
+#define LKC_MYT_SWEEP_EVERY 64
 /* The server's clock in microseconds since 1970, free of the session's time zone: a new row's first token. */
 #define LKC_MYT_CLOCK_US "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))"
 
@@ -449,6 +459,58 @@ static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	return rc;
 }
 
+/* Releases in this process so far: every LKC_MYT_SWEEP_EVERY-th sweeps. */
+static unsigned lkc_myt_releases;
+
+/*
+ * Deletes up to LKC_MYT_SWEEP_MAX rows that have been free or expired for
+ * LKC_MYT_SWEEP_AGE_S (see fence at the top), so that the table holds the
+ * resources of the last hour, not every one ever locked. The rows are found by
+ * a read that locks nothing, and each is deleted alone by its key, the age
+ * asked again under its row lock: a row taken meanwhile stays, and no
+ * statement locks more than one row. Best effort: a failure changes nothing
+ * and is not reported (the next sweep tries again).
+ */
+static void lkc_myt_sweep(lkc_my_store *s)
+{
+	char sql[2048], names[LKC_MYT_SWEEP_MAX][LKC_MY_NAME_LEN + 1];
+	unsigned n = 0;
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	lkc_my_conn *c = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	if (lkc_my_get(s, &c, &err) != LKC_OK) {
+		return;
+	}
+	snprintf(sql, sizeof(sql), "SELECT name FROM `%s` WHERE expires_at < UTC_TIMESTAMP(6) - INTERVAL %d SECOND LIMIT %d",
+		s->table, LKC_MYT_SWEEP_AGE_S, LKC_MYT_SWEEP_MAX);
+	if (lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, &res, &err) == LKC_OK && res != NULL) {
+		while (n < LKC_MYT_SWEEP_MAX && (row = mysql_fetch_row(res)) != NULL) {
+			unsigned long *len = mysql_fetch_lengths(res);
+
+			/* Our names only: lkc_my_name()'s 64 characters of [a-z0-9:]. */
+			if (row[0] != NULL && len != NULL && len[0] == LKC_MY_NAME_LEN
+				&& strspn(row[0], "abcdefghijklmnopqrstuvwxyz0123456789:") == LKC_MY_NAME_LEN) {
+				memcpy(names[n], row[0], LKC_MY_NAME_LEN + 1);
+				n++;
+			}
+		}
+	}
+	mysql_free_result(res);
+	for (unsigned i = 0; i < n && c != NULL; i++) {
+		snprintf(sql, sizeof(sql), "DELETE FROM `%s` WHERE name = '%s' AND expires_at < UTC_TIMESTAMP(6) - INTERVAL %d SECOND",
+			s->table, names[i], LKC_MYT_SWEEP_AGE_S);
+		if (lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, NULL, &err) != LKC_OK) {
+			break;
+		}
+	}
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+}
+
 static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_my_store *s = (lkc_my_store *) store;
@@ -468,9 +530,9 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
 			s->table, (delay_ms > LKC_MYT_TTL_MAX_MS ? LKC_MYT_TTL_MAX_MS : delay_ms) * 1000, name, owner);
 	} else {
-		/* The row goes: a table of holds keeps no row per resource ever locked. */
-		snprintf(sql, sizeof(sql), "DELETE FROM `%s` WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
-			s->table, name, owner);
+		/* Free, since now: a sweep deletes it once it stayed free long enough. */
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = UTC_TIMESTAMP(6)"
+			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
 	}
 	if ((rc = lkc_myt_hold_run(s, hold, sql, NULL, err)) != LKC_OK) {
 		return rc;
@@ -478,6 +540,9 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 	/* The row is free before the name is: a waiter GET_LOCK wakes finds it free. */
 	if (mysql_affected_rows(((lkc_my_conn *) hold->session)->my) == 1) {
 		lkc_myt_let_go(s, hold, name);
+		if (__atomic_fetch_add(&lkc_myt_releases, 1, __ATOMIC_RELAXED) % LKC_MYT_SWEEP_EVERY == 0) {
+			lkc_myt_sweep(s);
+		}
 		return LKC_OK;
 	}
 	lkc_myt_let_go(s, hold, name);
@@ -640,7 +705,8 @@ static lkc_rc lkc_myt_force_release(lkc_store *store, const char *resource, size
 		wake, s->table, name);
 	rc = lkc_myt_row(s, &c, sql, &holder, 1, &found, err);
 	if (rc == LKC_OK && found) {
-		snprintf(sql, sizeof(sql), "DELETE FROM `%s` WHERE name = '%s'", s->table, name);
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = UTC_TIMESTAMP(6) WHERE name = '%s'",
+			s->table, name);
 		rc = lkc_myt_run(s, &c, sql, NULL, err);
 	}
 	if (rc == LKC_OK && found && holder > 0) {

@@ -32,8 +32,8 @@ var_dump($row['left'] > 95 && $row['left'] <= 100, $a->getRemainingLifetime() > 
 echo "-- release\n";
 $a->release();
 $row = lock_test_mysql_row($prefix, 'r');
-// The row goes with the release.
-var_dump($a->isAcquired(), $store->isLocked('r'), $row, lock_test_mysql_holder($prefix, 'r', null, true));
+// The row stays, free, with its fencing counter.
+var_dump($a->isAcquired(), $store->isLocked('r'), $row['owner'], $row['live'], lock_test_mysql_holder($prefix, 'r', null, true));
 var_dump($b->acquire(), $a->acquire());
 $b->release();
 $a->release();
@@ -147,6 +147,7 @@ bool(true)
 bool(false)
 bool(false)
 NULL
+bool(false)
 NULL
 bool(true)
 bool(false)

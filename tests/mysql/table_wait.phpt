@@ -39,12 +39,13 @@ echo "-- waitUntilFree is woken by the release and takes nothing\n";
 $free = new LockTestChild($inc . '$s = ' . $code . '; echo "waiting\n"; var_dump($s->waitUntilFree("w", 60.0)); echo "done\n";');
 $free->waitFor('waiting');
 lock_test_wait_until(fn () => lock_test_mysql_waiters($prefix, 'w', null, true) !== [], 30.0, 'waitUntilFree to wait in GET_LOCK');
+$fence = lock_test_mysql_row($prefix, 'w')['fence'];
 $holder->release();
 echo $free->waitFor('done');
 $free->wait();
 $row = lock_test_mysql_row($prefix, 'w');
-// It took nothing: the row went with the release and nobody made another.
-var_dump($store->isLocked('w'), $row, $store->waitUntilFree('w', 1.0), $store->waitUntilFree('never-held'));
+// It took nothing: the row is free and its counter did not move.
+var_dump($store->isLocked('w'), $row['owner'], $row['fence'] === $fence, $store->waitUntilFree('w', 1.0), $store->waitUntilFree('never-held'));
 
 echo "-- a hold no session marks\n";
 $h = new Lock\Lock('r', $store, 60.0, false);
@@ -121,6 +122,7 @@ bool(true)
 done
 bool(false)
 NULL
+bool(true)
 bool(true)
 bool(true)
 -- a hold no session marks
