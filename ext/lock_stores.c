@@ -272,6 +272,10 @@ static const php_lock_opt php_lock_redis_options[] = {
 /* Replaces a config string with a copy of value (NULL clears it). */
 static void php_lock_set_str(char **slot, const char *value, size_t len)
 {
+	if (*slot != NULL) {
+		/* It may be a password that an option overrides. */
+		memset(*slot, 0, strlen(*slot));
+	}
 	free(*slot);
 	*slot = NULL;
 	if (value) {

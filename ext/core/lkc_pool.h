@@ -18,7 +18,12 @@ typedef struct lkc_pooled lkc_pooled;
 typedef struct {
 	/* Whether a connection of this process can serve again (open, nothing to read); NULL: always. */
 	int (*reusable)(void *conn);
-	/* Closes a connection; ours is 0 for a parent's, whose session must stay the parent's. */
+	/*
+	 * Closes a connection; ours is 0 for one a parent process pooled, whose session must
+	 * stay the parent's. A connection put that is not reusable is closed with ours 1, a
+	 * parent's too (one a child's store had idle): reusable and close must tell a
+	 * parent's connection by themselves where a child can hold one (PostgreSQL, MySQL).
+	 */
 	void (*close)(void *conn, int ours);
 	/* How many it keeps at most: one more is closed. */
 	unsigned max;
