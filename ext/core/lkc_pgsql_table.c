@@ -11,8 +11,11 @@
  * expires_at has passed (clock_timestamp(), the server's clock), in one
  * statement; refresh, release, restore and checks match the owner. A release
  * deletes the row; a delayed one leaves it with an empty owner (nobody's)
- * until the delay ends. Rows that expired stay until the next take of their
- * resource overwrites them.
+ * until the delay ends. A row that expired stays until the next take of its
+ * resource overwrites it, or for LKC_PGT_SWEEP_AGE seconds, after which a sweep
+ * (a process's first release, and every LKC_PGT_SWEEP_EVERY-th after it)
+ * deletes it: the table holds the resources of the last hour, not every one a
+ * killed process left behind.
  *
  * Waits never poll: a waiter LISTENs on a session of its own to a channel
  * named after the key, which every release and forceRelease() NOTIFYs in the
@@ -38,6 +41,12 @@
 /* An owner as bytea text input: "\x" and two hex digits a byte. */
 #define LKC_PGT_OWNER_TEXT (2 + 2 * LKC_OWNER_MAX + 1)
 
+/* How long a row stays expired before a sweep deletes it (s), and how many one sweep deletes at most. */
+#define LKC_PGT_SWEEP_AGE "3600"
+#define LKC_PGT_SWEEP_MAX "16"
+/* A release in every this many of the process's sweeps (the first one too). */
+#define LKC_PGT_SWEEP_EVERY 64
+
 /* The row is live: nobody may take it. */
 #define LKC_PGT_LIVE "(expires_at IS NULL OR expires_at > pg_catalog.clock_timestamp())"
 
@@ -53,6 +62,7 @@ struct lkc_pg_table {
 	char *check;     /* $1 key, $2 owner: one row when ours and live */
 	char *force;     /* $1 key, $2 channel */
 	char *fence;     /* $1 key, $2 owner: the new token, when ours and live */
+	char *sweep;     /* no parameters: deletes up to LKC_PGT_SWEEP_MAX rows expired LKC_PGT_SWEEP_AGE seconds ago */
 };
 
 int lkc_pg_table_name_check(const char *name, size_t len)
@@ -129,6 +139,7 @@ void lkc_pg_table_free(lkc_pg_table *t)
 	free(t->check);
 	free(t->force);
 	free(t->fence);
+	free(t->sweep);
 	free(t);
 }
 
@@ -176,9 +187,14 @@ lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err)
 			" SELECT pg_catalog.pg_notify($2, '') FROM d", t->name);
 		t->fence = lkc_pgt_sql("UPDATE @T SET fence = DEFAULT WHERE key = $1::int8 AND owner = $2::bytea AND "
 			LKC_PGT_LIVE " RETURNING fence", t->name);
+		/* Rows another sweep or a take has locked are skipped, and each one's age is asked again under its lock. */
+		t->sweep = lkc_pgt_sql("DELETE FROM @T WHERE key IN (SELECT key FROM @T WHERE expires_at < pg_catalog.clock_timestamp()"
+			" - " LKC_PGT_SWEEP_AGE " * interval '1 second' LIMIT " LKC_PGT_SWEEP_MAX " FOR UPDATE SKIP LOCKED)"
+			" AND expires_at < pg_catalog.clock_timestamp() - " LKC_PGT_SWEEP_AGE " * interval '1 second'", t->name);
 	}
 	if (t->name == NULL || t->create == NULL || t->take == NULL || t->left == NULL || t->release == NULL
-		|| t->cool == NULL || t->refresh == NULL || t->check == NULL || t->force == NULL || t->fence == NULL) {
+		|| t->cool == NULL || t->refresh == NULL || t->check == NULL || t->force == NULL || t->fence == NULL
+		|| t->sweep == NULL) {
 		lkc_pg_table_free(t);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -458,6 +474,9 @@ static lkc_rc lkc_pgt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	return lkc_pgt_wait(s, hold, &a, ttl_ms, wait_ms, err);
 }
 
+/* Releases in this process so far: every LKC_PGT_SWEEP_EVERY-th sweeps. */
+static unsigned lkc_pgt_releases;
+
 static lkc_rc lkc_pgt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
@@ -490,6 +509,14 @@ static lkc_rc lkc_pgt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 			rc = lkc_pgt_gone(s, c, &a, err);
 		}
 		PQclear(res);
+	}
+	if (rc == LKC_OK && __atomic_fetch_add(&lkc_pgt_releases, 1, __ATOMIC_RELAXED) % LKC_PGT_SWEEP_EVERY == 0) {
+		lkc_err ignored;
+
+		/* Best effort: a failure is not the release's, and the next sweep tries again. */
+		lkc_err_clear(&ignored);
+		lkc_pgt_done(s, c, lkc_pgt_rows(s, c, s->table->sweep, 0, NULL, NULL, &ignored));
+		return LKC_OK;
 	}
 	lkc_pgt_done(s, c, rc);
 	return rc;
