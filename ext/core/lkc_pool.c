@@ -13,6 +13,54 @@ struct lkc_pooled {
 	pid_t pid;
 };
 
+/*
+ * The pools in use, for the fork handlers: a fork waits until no thread is inside a
+ * pool (each pool's lock is taken around it), so that the child finds every list whole
+ * and every lock free (a lock held by another thread at the fork would never be let go
+ * in the child, which has only the forking thread).
+ */
+#define LKC_POOLS_MAX 8
+static lkc_pool *lkc_pools[LKC_POOLS_MAX];
+static unsigned lkc_npools;
+static pthread_mutex_t lkc_pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t lkc_pools_once = PTHREAD_ONCE_INIT;
+
+static void lkc_pools_before_fork(void)
+{
+	pthread_mutex_lock(&lkc_pools_lock);
+	for (unsigned i = 0; i < lkc_npools; i++) {
+		pthread_mutex_lock(&lkc_pools[i]->lock);
+	}
+}
+
+static void lkc_pools_after_fork(void)
+{
+	for (unsigned i = lkc_npools; i > 0; i--) {
+		pthread_mutex_unlock(&lkc_pools[i - 1]->lock);
+	}
+	pthread_mutex_unlock(&lkc_pools_lock);
+}
+
+static void lkc_pools_init(void)
+{
+	pthread_atfork(lkc_pools_before_fork, lkc_pools_after_fork, lkc_pools_after_fork);
+}
+
+/* Makes the fork handlers know pool, once. */
+static void lkc_pool_register(lkc_pool *pool)
+{
+	if (__atomic_load_n(&pool->registered, __ATOMIC_ACQUIRE)) {
+		return;
+	}
+	pthread_once(&lkc_pools_once, lkc_pools_init);
+	pthread_mutex_lock(&lkc_pools_lock);
+	if (!pool->registered && lkc_npools < LKC_POOLS_MAX) {
+		lkc_pools[lkc_npools++] = pool;
+		__atomic_store_n(&pool->registered, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lkc_pools_lock);
+}
+
 /* Closes e's connection and frees e; the pool's lock is held or e is unlinked. */
 static void lkc_pooled_free(const lkc_pool *pool, lkc_pooled *e)
 {
@@ -44,6 +92,7 @@ void *lkc_pool_take(lkc_pool *pool, const char *key, size_t key_len)
 {
 	void *conn = NULL;
 
+	lkc_pool_register(pool);
 	pthread_mutex_lock(&pool->lock);
 	lkc_pool_sweep_locked(pool);
 	for (lkc_pooled **link = &pool->head; *link != NULL && conn == NULL;) {
@@ -91,6 +140,7 @@ void lkc_pool_put(lkc_pool *pool, const char *key, size_t key_len, void *conn)
 	e->key_len = key_len;
 	e->conn = conn;
 	e->pid = lkc_pid();
+	lkc_pool_register(pool);
 	pthread_mutex_lock(&pool->lock);
 	lkc_pool_sweep_locked(pool);
 	if (pool->count >= pool->max) {

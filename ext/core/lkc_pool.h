@@ -4,7 +4,8 @@
  * store of this process made with the same settings. A connection belongs to
  * the process that pooled it: a forked child never reuses its parent's, and
  * closes its copies on its own side only (the kind's close says how). Keys
- * may hold passwords: they are zeroed before they are freed. Thread-safe.
+ * may hold passwords: they are zeroed before they are freed. Thread-safe, and
+ * a fork never happens while a thread is inside a pool.
  */
 #ifndef LKC_POOL_H
 #define LKC_POOL_H
@@ -30,9 +31,10 @@ typedef struct {
 	pthread_mutex_t lock;
 	lkc_pooled *head;
 	unsigned count;
+	int registered;      /* known to the fork handlers (lkc_pool.c) */
 } lkc_pool;
 
-#define LKC_POOL_INIT(reusable, close, max) { (reusable), (close), (max), PTHREAD_MUTEX_INITIALIZER, NULL, 0 }
+#define LKC_POOL_INIT(reusable, close, max) { (reusable), (close), (max), PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 }
 
 /* An idle connection this process pooled under key, known reusable; NULL when none. */
 void *lkc_pool_take(lkc_pool *pool, const char *key, size_t key_len);
