@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -40,7 +39,7 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     unset($cycle);
     gc_collect_cycles();
     var_dump($store->isLocked($resource));
-}
+});
 
 echo "-- autoRelease=false on process-bound stores keeps the hold until restoreLock() releases it\n";
 foreach (['flock', 'semaphore'] as $kind) {
@@ -66,23 +65,7 @@ $store->forceRelease($resource);
 var_dump($store->isLocked($resource));
 ?>
 --EXPECT--
--- flock
-bool(true)
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(false)
--- semaphore
-bool(true)
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(false)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(true)
 bool(false)

@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $a = new Lock\Lock($resource, $store);
@@ -27,7 +26,7 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($a->acquire());
     $b->release();
     $other->release();
-}
+});
 
 // Two store objects on the same backend conflict too.
 echo "-- two flock stores\n";
@@ -50,25 +49,7 @@ $c = new Lock\Lock('r', lock_test_store('redis'));
 var_dump($c->acquire());
 ?>
 --EXPECT--
--- flock
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
--- semaphore
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(false)
