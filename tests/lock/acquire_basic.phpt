@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -30,38 +29,10 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     // release() of a lock that is not held is a no-op.
     $lock->release();
     var_dump($store->isLocked($resource));
-}
+});
 ?>
 --EXPECT--
--- flock
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
-bool(false)
-bool(true)
-bool(false)
--- semaphore
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
-bool(false)
-bool(true)
-bool(false)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(false)
 bool(false)
 bool(true)

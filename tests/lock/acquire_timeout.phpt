@@ -11,8 +11,7 @@ lock_test_hang_guard();
 
 $dir = lock_test_tmpdir();
 $prefix = lock_test_prefix();
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($dir, $prefix): void {
     $resource = lock_test_resource();
     $holder = lock_test_holder(lock_test_store_code($kind, $dir, $prefix), $resource);
     $lock = new Lock\Lock($resource, lock_test_store($kind, $dir, $prefix));
@@ -29,28 +28,10 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($lock->isAcquired());
     $lock->release();
     $holder->wait();
-}
+});
 ?>
 --EXPECT--
--- flock
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
--- semaphore
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(false)
 bool(false)
 bool(false)

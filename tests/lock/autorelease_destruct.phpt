@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -40,10 +39,11 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     unset($cycle);
     gc_collect_cycles();
     var_dump($store->isLocked($resource));
-}
+});
 
-echo "-- autoRelease=false on process-bound stores keeps the hold until restoreLock() releases it\n";
-foreach (['flock', 'semaphore'] as $kind) {
+echo "== autoRelease=false keeps the hold after the object is gone, until restoreLock() releases it\n";
+// In this process on every store (on process-bound ones, only here).
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store, 300.0, false);
@@ -51,22 +51,15 @@ foreach (['flock', 'semaphore'] as $kind) {
     $owner = $lock->getOwner();
     unset($lock);
     var_dump($store->isLocked($resource));
+    $other = new Lock\Lock($resource, $store);
+    var_dump($other->acquire());
     (new Lock\Factory($store))->restoreLock($resource, $owner)->release();
     var_dump($store->isLocked($resource));
-}
-
-echo "-- autoRelease=false on redis keeps the hold\n";
-$store = lock_test_store('redis');
-$resource = lock_test_resource();
-$lock = new Lock\Lock($resource, $store, 300.0, false);
-$lock->acquire();
-unset($lock);
-var_dump($store->isLocked($resource));
-$store->forceRelease($resource);
-var_dump($store->isLocked($resource));
+    var_dump($other->acquire());
+});
 ?>
 --EXPECT--
--- flock
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(true)
 bool(false)
@@ -74,27 +67,9 @@ bool(false)
 bool(false)
 bool(true)
 bool(false)
--- semaphore
-bool(true)
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(false)
--- redis
-bool(true)
+== autoRelease=false keeps the hold after the object is gone, until restoreLock() releases it
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(false)
-bool(false)
 bool(true)
-bool(false)
--- autoRelease=false on process-bound stores keeps the hold until restoreLock() releases it
-bool(true)
-bool(false)
-bool(true)
-bool(false)
--- autoRelease=false on redis keeps the hold
-bool(true)
-bool(false)

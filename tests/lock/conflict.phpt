@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $a = new Lock\Lock($resource, $store);
@@ -27,30 +26,27 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($a->acquire());
     $b->release();
     $other->release();
-}
+});
 
-// Two store objects on the same backend conflict too.
-echo "-- two flock stores\n";
-$dir = lock_test_tmpdir();
-$a = new Lock\Lock('r', new Lock\Store\FlockStore($dir));
-$b = new Lock\Lock('r', new Lock\Store\FlockStore($dir));
-var_dump($a->acquire(), $b->acquire());
-echo "-- two semaphore stores\n";
-$r = lock_test_resource();
-$a = new Lock\Lock($r, new Lock\Store\SemaphoreStore());
-$b = new Lock\Lock($r, new Lock\Store\SemaphoreStore());
-var_dump($a->acquire(), $b->acquire());
-echo "-- two redis stores\n";
-$prefix = lock_test_prefix();
-$a = new Lock\Lock('r', lock_test_store('redis', null, $prefix));
-$b = new Lock\Lock('r', lock_test_store('redis', null, $prefix));
-var_dump($a->acquire(), $b->acquire());
-// Another prefix is another namespace.
-$c = new Lock\Lock('r', lock_test_store('redis'));
-var_dump($c->acquire());
+echo "== two store objects on one backend and namespace conflict too; another namespace is independent\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
+    $dir = lock_test_tmpdir();
+    $prefix = lock_test_prefix();
+    $resource = lock_test_resource();
+    $a = new Lock\Lock($resource, lock_test_store($kind, $dir, $prefix));
+    $b = new Lock\Lock($resource, lock_test_store($kind, $dir, $prefix));
+    var_dump($a->acquire(), $b->acquire());
+    // Another directory (flock) or prefix (the servers) is another namespace; System V has one.
+    if ($kind === 'semaphore') {
+        echo "one namespace\n";
+        return;
+    }
+    $c = new Lock\Lock($resource, lock_test_store($kind, lock_test_tmpdir(), lock_test_prefix()));
+    var_dump($c->acquire());
+});
 ?>
 --EXPECT--
--- flock
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(false)
@@ -59,31 +55,12 @@ bool(true)
 bool(true)
 bool(true)
 bool(false)
+== two store objects on one backend and namespace conflict too; another namespace is independent
+-- flock, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+bool(true)
+bool(false)
+bool(true)
 -- semaphore
 bool(true)
 bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
--- redis
-bool(true)
-bool(false)
-bool(false)
-bool(false)
-bool(true)
-bool(true)
-bool(true)
-bool(false)
--- two flock stores
-bool(true)
-bool(false)
--- two semaphore stores
-bool(true)
-bool(false)
--- two redis stores
-bool(true)
-bool(false)
-bool(true)
+one namespace

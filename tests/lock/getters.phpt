@@ -29,6 +29,20 @@ for ($i = 0; $i < 1000; $i++) {
     $owners[(new Lock\Lock('x', $store))->getOwner()] = true;
 }
 var_dump(count($owners));
+
+echo "== the getters on every store: what was given, unchanged by a hold\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
+    $store = lock_test_store($kind);
+    $resource = "bin\0ary/..\xff" . lock_test_resource();
+    foreach ([12.5, null] as $ttl) {
+        $lock = new Lock\Lock($resource, $store, $ttl);
+        $owner = $lock->getOwner();
+        var_dump($lock->acquire());
+        var_dump($lock->getResource() === $resource, $lock->getOwner() === $owner, $lock->getTtl());
+        $lock->release();
+        var_dump($lock->getResource() === $resource, $lock->getOwner() === $owner, $lock->getTtl());
+    }
+});
 ?>
 --EXPECT--
 bool(true)
@@ -40,3 +54,19 @@ bool(true)
 bool(true)
 bool(true)
 int(1000)
+== the getters on every store: what was given, unchanged by a hold
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+bool(true)
+bool(true)
+bool(true)
+float(12.5)
+bool(true)
+bool(true)
+float(12.5)
+bool(true)
+bool(true)
+bool(true)
+NULL
+bool(true)
+bool(true)
+NULL

@@ -8,8 +8,7 @@ require __DIR__ . '/../inc/common.inc';
 
 final class MyException extends Exception {}
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -33,26 +32,10 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($store->isLocked($resource));
     // The lock is usable again.
     var_dump($lock->run(fn () => 'again'));
-}
+});
 ?>
 --EXPECT--
--- flock
-bool(true)
-MyException: from the callback
-bool(false)
-bool(false)
-DivisionByZeroError: Division by zero
-bool(false)
-string(5) "again"
--- semaphore
-bool(true)
-MyException: from the callback
-bool(false)
-bool(false)
-DivisionByZeroError: Division by zero
-bool(false)
-string(5) "again"
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 MyException: from the callback
 bool(false)

@@ -14,9 +14,9 @@ $cases = [
 ];
 $dir = lock_test_tmpdir();
 $prefix = lock_test_prefix();
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($cases, $dir, $prefix): void {
     foreach ($cases as $case => $fatal) {
-        echo "-- $kind $case\n";
+        echo "$case\n";
         $resource = lock_test_resource();
         // autoRelease=false: on Redis only run() itself can release the hold.
         $code = '$store = ' . lock_test_store_code($kind, $dir, $prefix) . ";\n"
@@ -45,42 +45,19 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
         $store = lock_test_store($kind, $dir, $prefix);
         var_dump($store->isLocked($resource));
     }
-}
+});
 ?>
 --EXPECT--
--- flock user_error
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+user_error
 child ok
 bool(true)
 bool(false)
--- flock memory
+memory
 child ok
 bool(true)
 bool(false)
--- flock time_limit
-child ok
-bool(true)
-bool(false)
--- semaphore user_error
-child ok
-bool(true)
-bool(false)
--- semaphore memory
-child ok
-bool(true)
-bool(false)
--- semaphore time_limit
-child ok
-bool(true)
-bool(false)
--- redis user_error
-child ok
-bool(true)
-bool(false)
--- redis memory
-child ok
-bool(true)
-bool(false)
--- redis time_limit
+time_limit
 child ok
 bool(true)
 bool(false)

@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -37,54 +36,22 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($lock->isAcquired(), $rival->acquire());
     $lock->release();
 
-    // A read hold: run() promotes it for the callback and demotes it again afterwards.
+    // A read hold: run() promotes it for the callback and demotes it again afterwards. On a
+    // store without shared holds acquireRead() took an exclusive hold, which run() keeps: a
+    // second reader gets in afterwards exactly when the store has shared holds.
     $reader = new Lock\Lock($resource, $store);
     var_dump($lock->acquireRead());
     $lock->run(function () use ($reader) {
         echo 'reader inside: ', var_export($reader->acquireRead(), true), "\n";
     });
-    var_dump($lock->isAcquired(), $reader->acquireRead(), $rival->acquire());
+    var_dump($lock->isAcquired(), $reader->acquireRead() === $store->supports(Lock\Store::SHARED), $rival->acquire());
     $reader->release();
     $lock->release();
     var_dump($store->isLocked($resource));
-}
+});
 ?>
 --EXPECT--
--- flock
-bool(true)
-string(5) "inner"
-bool(true)
-bool(false)
-after inner: true false
-bool(false)
-bool(true)
-RuntimeException: inner failed
-bool(true)
-bool(false)
-bool(true)
-reader inside: false
-bool(true)
-bool(true)
-bool(false)
-bool(false)
--- semaphore
-bool(true)
-string(5) "inner"
-bool(true)
-bool(false)
-after inner: true false
-bool(false)
-bool(true)
-RuntimeException: inner failed
-bool(true)
-bool(false)
-bool(true)
-reader inside: false
-bool(true)
-bool(true)
-bool(false)
-bool(false)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 string(5) "inner"
 bool(true)

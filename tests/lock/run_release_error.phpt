@@ -8,8 +8,7 @@ require __DIR__ . '/../inc/common.inc';
 
 final class JobFailed extends Exception {}
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource();
     $lock = new Lock\Lock($resource, $store);
@@ -35,26 +34,10 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
         echo get_class($e), "\n";
     }
     var_dump($lock->isAcquired());
-}
+});
 ?>
 --EXPECT--
--- flock
-JobFailed: the job failed
-NULL
-bool(false)
-bool(false)
-string(5) "again"
-Lock\ExpiredException
-bool(false)
--- semaphore
-JobFailed: the job failed
-NULL
-bool(false)
-bool(false)
-string(5) "again"
-Lock\ExpiredException
-bool(false)
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 JobFailed: the job failed
 NULL
 bool(false)

@@ -6,8 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    echo "-- $kind\n";
+lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
     $store = lock_test_store($kind);
     $resource = lock_test_resource('busy-report');
     $holder = new Lock\Lock($resource, $store);
@@ -27,26 +26,10 @@ foreach (['flock', 'semaphore', 'redis'] as $kind) {
     var_dump($lock->isAcquired());
     $holder->release();
     var_dump($lock->run(fn () => 'free now', 0.1));
-}
+});
 ?>
 --EXPECT--
--- flock
-Lock\TimeoutException
-bool(true)
-bool(true)
-bool(false)
-bool(true)
-bool(false)
-string(8) "free now"
--- semaphore
-Lock\TimeoutException
-bool(true)
-bool(true)
-bool(false)
-bool(true)
-bool(false)
-string(8) "free now"
--- redis
+-- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 Lock\TimeoutException
 bool(true)
 bool(true)

@@ -1,40 +1,15 @@
 --TEST--
-Locks that outlive the script (static property, static variable, reference cycle) end cleanly whatever the engine frees first
+flock, semaphore, Redis, memcached: locks that outlive the script (static property, static variable, reference cycle) end cleanly whatever the engine frees first
 --EXTENSIONS--
 lock
 --FILE--
 <?php
-require __DIR__ . '/../inc/common.inc';
+require __DIR__ . '/../inc/scenarios.inc';
 
-// Each case ends its script with a lock still alive, so the engine frees the store and
-// the lock at shutdown in an order of its own choosing. The store is made after the lock
-// object (inside new's arguments): the engine frees newer objects first.
-$cases = [
-    'static property' => 'final class C { public static $l; } C::$l = new Lock\Lock($r, $mk(), 300.0, false); $held && C::$l->acquire();',
-    'static property, store kept too' => 'final class C { public static $l; public static $s; } C::$l = new Lock\Lock($r, C::$s = $mk(), 300.0, false); $held && C::$l->acquire();',
-    'static variable' => 'function keep($l) { static $kept; $kept = $l; } keep($l = new Lock\Lock($r, $mk(), 300.0, false)); $held && $l->acquire(); unset($l);',
-    'reference cycle' => '$o = new stdClass; $o->self = $o; $o->l = new Lock\Lock($r, $mk(), 300.0, false); $held && $o->l->acquire(); unset($o);',
-    'restored lock' => 'final class D { public static $l; public static $a; } D::$a = new Lock\Lock($r, $s = $mk(), 30.0, false); $held && D::$a->acquire(); D::$l = $s instanceof Lock\Store\RedisStore ? (new Lock\Factory($s))->restoreLock($r, D::$a->getOwner()) : null; unset($s);',
-    'autoRelease on' => 'final class E { public static $l; } E::$l = new Lock\Lock($r, $mk()); $held && E::$l->acquire();',
-];
-foreach (['flock', 'semaphore', 'redis'] as $kind) {
-    foreach ($cases as $name => $code) {
-        foreach ([false, true] as $held) {
-            $r = lock_test_resource('order');
-            [$exit, $out] = lock_test_run_php(
-                '$mk = fn () => ' . lock_test_store_code($kind) . '; $r = ' . var_export($r, true) . '; $held = ' . var_export($held, true) . ";\n"
-                . $code . "\necho \"end\\n\";\n");
-            if ($exit !== 0 || trim($out) !== 'end') {
-                echo "FAIL: $kind, $name, " . ($held ? 'held' : 'not held') . ": exit $exit, output: $out\n";
-            }
-        }
-    }
-    // Whatever was left held by the ended processes is free again (process-bound stores)
-    // or ends with its TTL (Redis): a new process can take a flock or semaphore lock at once.
-    echo "$kind done\n";
-}
+// The cases are in lock_test_shutdown_order(); tests/lock/shutdown_order*.phpt split the
+// store kinds between them to keep each file's valgrind run short.
+lock_test_shutdown_order(['flock', 'semaphore', 'redis', 'memcached']);
 ?>
 --EXPECT--
-flock done
-semaphore done
-redis done
+-- flock, semaphore, redis, memcached
+done

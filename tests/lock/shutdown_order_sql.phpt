@@ -1,0 +1,15 @@
+--TEST--
+PostgreSQL and MariaDB (session and table holds): locks that outlive the script (static property, static variable, reference cycle) end cleanly whatever the engine frees first
+--EXTENSIONS--
+lock
+--FILE--
+<?php
+require __DIR__ . '/../inc/scenarios.inc';
+
+// The cases are in lock_test_shutdown_order(); tests/lock/shutdown_order*.phpt split the
+// store kinds between them to keep each file's valgrind run short.
+lock_test_shutdown_order(['pgsql', 'pgsql-table', 'mysql', 'mysql-table']);
+?>
+--EXPECT--
+-- pgsql, pgsql-table, mysql, mysql-table
+done
