@@ -529,6 +529,14 @@ ZEND_METHOD(Lock_Lock, run)
 	/* run() gives back only what it takes: a hold it finds stays as it was. */
 	before = lkc_hold_foreign(&lock->hold) ? LKC_MODE_NONE : lock->hold.mode;
 	if (!php_lock_take(lock, LKC_MODE_EXCLUSIVE, wait_ms)) {
+		if (zend_atomic_bool_load_ex(&EG(timed_out))) {
+			/*
+			 * The time limit ended the wait: its fatal error comes as run() returns, at the
+			 * caller's line. An exception thrown first would be where the engine reports it,
+			 * a place of no line ("Unknown on line 0").
+			 */
+			RETURN_NULL();
+		}
 		if (!EG(exception)) {
 			lkc_err err;
 			if (timeout_null) {

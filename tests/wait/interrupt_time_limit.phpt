@@ -1,5 +1,5 @@
 --TEST--
-max_execution_time ends a blocked acquire() or run() on every store with PHP's fatal error, and leaves nothing behind
+max_execution_time ends a blocked acquire() or run() on every store with PHP's fatal error, at the script's line, and leaves nothing behind
 --DESCRIPTION--
 On Linux, max_execution_time counts the CPU time of the request (ITIMER_PROF), which a
 sleeping wait does not use. So the test delivers the timer's signal itself, SIGPROF,
@@ -49,6 +49,8 @@ PHP
         $waiter->signal(SIGPROF);
         $waiter->wait();
         echo 'fatal error: ', var_export(str_contains($waiter->output(), 'Maximum execution time of 60 seconds exceeded'), true), "\n";
+        // It names where the script was, as for any other time limit (not "Unknown on line 0").
+        echo 'at a line of the script: ', var_export(preg_match('/exceeded in (?!Unknown).+ on line [1-9]/', $waiter->output()) === 1, true), "\n";
         echo 'wait returned: ', var_export(str_contains($waiter->output(), 'wait returned') || str_contains($waiter->output(), 'callback ran'), true), "\n";
         echo trim(substr($waiter->output(), strpos($waiter->output(), 'at shutdown'))), "\n";
         if ($redis !== null) {
@@ -69,6 +71,7 @@ PHP
 -- flock, acquire
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 bool(false)
@@ -76,6 +79,7 @@ bool(true)
 -- flock, run
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 bool(false)
@@ -83,6 +87,7 @@ bool(true)
 -- semaphore, acquire
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 bool(false)
@@ -90,6 +95,7 @@ bool(true)
 -- semaphore, run
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 bool(false)
@@ -97,6 +103,7 @@ bool(true)
 -- redis, acquire
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 Redis keys besides the lock: none
@@ -106,6 +113,7 @@ Redis keys that stay: none
 -- redis, run
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 Redis keys besides the lock: none
@@ -115,6 +123,7 @@ Redis keys that stay: none
 -- redis-unfair, acquire
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 Redis keys besides the lock: none
@@ -124,6 +133,7 @@ Redis keys that stay: none
 -- redis-unfair, run
 bool(true)
 fatal error: true
+at a line of the script: true
 wait returned: false
 at shutdown the waiter holds it: false
 Redis keys besides the lock: none
