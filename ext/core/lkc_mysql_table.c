@@ -78,7 +78,7 @@ _Static_assert(sizeof(LKC_MYT_WAKE_TAG) == sizeof(LKC_MY_TAG), "a wake name is a
 /* How long a row stays free or expired before a sweep deletes it, and how many a sweep deletes at most. */
 #define LKC_MYT_SWEEP_AGE_S 3600
 #define LKC_MYT_SWEEP_MAX 16
-/* A release in every this many of the process's sweeps (the first one too). */
+/* The process's first table-hold release sweeps, and every this many-th after it. */
 #define LKC_MYT_SWEEP_EVERY 64
 /* The server's clock in microseconds since 1970, free of the session's time zone: a new row's first token. */
 #define LKC_MYT_CLOCK_US "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))"

@@ -44,7 +44,7 @@
 /* How long a row stays expired before a sweep deletes it (s), and how many one sweep deletes at most. */
 #define LKC_PGT_SWEEP_AGE "3600"
 #define LKC_PGT_SWEEP_MAX "16"
-/* A release in every this many of the process's sweeps (the first one too). */
+/* The process's first table-hold release sweeps, and every this many-th after it. */
 #define LKC_PGT_SWEEP_EVERY 64
 
 /* The row is live: nobody may take it. */
