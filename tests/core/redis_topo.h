@@ -256,7 +256,7 @@ static int t_sentinel_start(t_sentinel_group *g)
 			return -1;
 		}
 		fprintf(f, "sentinel monitor mymaster 127.0.0.1 %d 2\n"
-			"sentinel down-after-milliseconds mymaster 1000\n"
+			"sentinel down-after-milliseconds mymaster 3000\n"
 			"sentinel failover-timeout mymaster 3000\n"
 			"sentinel parallel-syncs mymaster 2\n"
 			"sentinel auth-pass mymaster " T_MASTER_PASSWORD "\n"

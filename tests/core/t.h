@@ -40,8 +40,10 @@ typedef struct { const char *name; t_fn fn; } t_case;
 	int main(void) { \
 		static const t_case cases[] = { __VA_ARGS__ }; \
 		int bad = 0; \
+		const char *only = getenv("T_ONLY"); \
 		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) { \
 			int before = t_failed; \
+			if (only != NULL && *only != '\0' && strcmp(only, cases[i].name) != 0) continue; \
 			cases[i].fn(); \
 			if (t_failed != before) bad++; \
 			printf("%s %s\n", t_failed == before ? "PASS" : "FAIL", cases[i].name); \

@@ -942,6 +942,16 @@ static void sentinel_frozen_master_window(void)
 	fprintf(stderr, "    (the old master took writes for %.0f ms after it woke; a second acquire through it: %s)\n",
 		(double) (demoted - woken) / 1e6, b_rc == LKC_OK ? "granted" : lkc_rc_name(b_rc));
 	CHECK(b_rc == LKC_BUSY);
+	/*
+	 * A's hold is on the master the sentinels promoted, and stays there unless
+	 * they fail over again: they do when the new master leaves a sentinel's
+	 * PING unanswered for down-after-milliseconds, which on a loaded machine
+	 * took 1 s (hence 3 s here). Said, so that a failure names its cause.
+	 */
+	if (t_sentinel_master_port(g) != now) {
+		fprintf(stderr, "    (the sentinels failed over again: master %d, then %d, now %d)\n", old, now,
+			t_sentinel_master_port(g));
+	}
 	CHECK_RC(lkc_check(a_store, &a, &err), LKC_OK, &err);
 	CHECK_RC(lkc_release(a_store, &a, 0, &err), LKC_OK, &err);
 	CHECK(t_sentinel_settled(g, 20000) == 0);
