@@ -679,10 +679,14 @@ static void ma_start_call(ma_audit *a, ma_line *l)
 		return;
 	}
 	a->script_runs++;
+	ma_upper(name, sizeof(name), a->call.argv[0], a->call.lens[0]);
+	if (a->script == NULL) {
+		/* Its keys are checked all the same; the caller should name it (the store's: redis_scripts.h). */
+		ma_report(a, a->script_name, "script not in the audit's table", name, "", NULL);
+	}
 	if (a->nkeys > 0) {
 		a->slot = lkc_rtopo_slot(a->call.argv[3], a->call.lens[3]);
 	}
-	ma_upper(name, sizeof(name), a->call.argv[0], a->call.lens[0]);
 	for (int d = 1; d < a->nkeys; d++) {
 		ma_check_slot(a, a->call.argv[3 + d], a->call.lens[3 + d], name, NULL, 1);
 	}
