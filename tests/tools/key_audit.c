@@ -7,7 +7,8 @@
  * SIGINT, then appends how often each was seen and how many times each of the
  * store's scripts ran, and exits 0 (1 when it could not attach, 2 when the
  * connection failed while it ran). The scripts are named by
- * tests/core/redis_scripts.h; other scripts show as unknown.
+ * tests/core/redis_scripts.h; another script's keys are checked too, and it
+ * is listed once as "script not in the audit's table".
  *
  * Built by `make -C tests/core tools` (build/tools/key_audit). With the
  * phpt suite's shared redis-server, whose port scripts/test.sh exports as
@@ -114,7 +115,8 @@ int main(int argc, char **argv)
 	fprintf(out, "# key_audit: %lu lines, %lu script runs, %lu commands run by scripts, %zu distinct violations\n",
 		audit.lines, audit.script_runs, audit.script_commands, audit.nfindings);
 	for (size_t i = 0; i < audit.nscripts; i++) {
-		fprintf(out, "# key_audit: script %s ran %lu times\n", audit.scripts[i].name, audit.scripts[i].runs);
+		fprintf(out, "# key_audit: script %s: %lu run%s\n", audit.scripts[i].name, audit.scripts[i].runs,
+			audit.scripts[i].runs == 1 ? "" : "s");
 	}
 	for (size_t i = 0; i < audit.nfindings; i++) {
 		ma_print(out, "# key_audit: total: ", &audit.findings[i]);
