@@ -158,6 +158,16 @@ void lkc_pool_shutdown(lkc_pool *pool)
 {
 	lkc_pooled *list;
 
+	/* The fork handlers forget the pool, which may go (a pool on the stack): using it again registers it again. */
+	pthread_mutex_lock(&lkc_pools_lock);
+	for (unsigned i = 0; i < lkc_npools; i++) {
+		if (lkc_pools[i] == pool) {
+			lkc_pools[i] = lkc_pools[--lkc_npools];
+			__atomic_store_n(&pool->registered, 0, __ATOMIC_RELEASE);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&lkc_pools_lock);
 	pthread_mutex_lock(&pool->lock);
 	list = pool->head;
 	pool->head = NULL;

@@ -42,7 +42,7 @@ void *lkc_pool_take(lkc_pool *pool, const char *key, size_t key_len);
 /* Keeps conn under key, or closes it (not reusable, the pool full, out of memory). */
 void lkc_pool_put(lkc_pool *pool, const char *key, size_t key_len, void *conn);
 
-/* Closes every pooled connection (at module shutdown). */
+/* Closes every pooled connection (at module shutdown), and unregisters the pool from the fork handlers. */
 void lkc_pool_shutdown(lkc_pool *pool);
 
 #endif
