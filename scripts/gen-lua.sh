@@ -158,7 +158,11 @@ EOF
 			END { print prev ";" }'
 		keys_of "$f" "$name"
 	done
-	printf '\n#endif\n'
+	printf '\n/* Every script, as X(NAME). */\n#define LKC_RS_EACH_SCRIPT(X)'
+	for f in "$lua"/*.lua; do
+		printf ' X(%s)' "$(basename "$f" .lua)"
+	done
+	printf '\n\n#endif\n'
 }
 
 case "${1:-}" in

@@ -13,24 +13,64 @@
  *                   longest-lived member
  *   P{R}:f          the fencing counter (below)
  *   P{R}:q          the queue: a LIST of waiters' tokens in arrival order
- *   P{R}:qd         a HASH token -> "deadline:ttl:mode": the waiter's liveness
- *                   deadline (server ms), the TTL it asked for, and what it
- *                   waits for: w the write hold, r a read hold, p the
- *                   promotion of its read hold
+ *   P{R}:qd         a HASH token -> "deadline:ttl:mode:ticket": the waiter's
+ *                   liveness deadline (server ms), the TTL it asked for, what
+ *                   it waits for (w the write hold, r a read hold, p the
+ *                   promotion of its read hold) and its ticket (P{R}:t)
  *   P{R}:p          the reader whose promotion is pending, while it waits
  *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
  *                   their waiter may not have picked up yet; a record goes
  *                   when its holder releases, or when the grace has passed
  *                   and a script looks; it and a wake list with a hand-off
  *                   live as long as the hold handed over (see outlive)
- *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
- *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
+ *   P{R}:m          the mailbox: a HASH token -> "ticket|state|ttl|message"
+ *                   beside each record of P{R}:h: the wake list its "y" went
+ *                   to (state d) or, when the script could not push it,
+ *                   waits to go to (u, see "Declared keys" below)
+ *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon,
+ *                   or "" (no owner is empty) while a "w" on P{R}:wl waits
+ *                   for one to claim the watch
+ *   P{R}:t          the ticket counter: each waiter's entry gets a ticket
+ *                   (INCR), which names its wake list; a new counter jumps to
+ *                   the clock in microseconds, as the fencing counter does,
+ *                   so no ticket is given twice
+ *   P{R}:w:TICKET   a waiter's wake LIST, on which it sleeps in BLPOP (with
+ *                   P{R}:wl); a new entry in the queue gets a new ticket, so a
+ *                   stale message in an old list reaches nobody
+ *   P{R}:wl         the list every waiter also sleeps on: a "w" there tells
+ *                   the one that has slept longest to watch the hand-offs
  *   P{R}:fw         the watchers: a SET of the tokens of waitUntilFree()
- *                   callers, each asleep on its own wake list; whoever leaves
- *                   the resource free (no lock key, nobody queued) pushes "f"
- *                   to each and deletes the set
- * Scripts get the lock key alone and derive the others from it, which keeps
- * requests short; all of them share its slot.
+ *                   callers, all asleep on P{R}:fl; whoever leaves the
+ *                   resource free (no lock key, nobody queued) pushes one "f"
+ *                   there per watcher and deletes the set
+ *   P{R}:fl         the watchers' wake list
+ *
+ * Declared keys. Every script declares each key it touches in KEYS, as
+ * Redis asks (a cluster checks only that they are in the node's slots):
+ * the lock key, the keys above that its --@keys line names, and the wake
+ * lists of the tickets the caller knows (see wk in lib/core.lua, the one
+ * place that names a list). A waiter knows its own ticket from its queued
+ * answer. Whoever holds the resource knows whom its release will serve:
+ * every answer that gives a hold, and every hand-off's "y", carries the
+ * tickets of the first two waiters (or of the next two arrivals when fewer
+ * wait), and a release or refresh declares their lists. In the FIFO case
+ * the guess is right and a hand-off is still one script run. When it is
+ * wrong (the head left, a promoter came first, a batch of readers, a hold
+ * restored by its token), the script still makes the whole hand-off, but
+ * leaves its "y" in the mailbox and answers the ticket; the caller then
+ * runs the deliver script, which declares that list and pushes the "y"
+ * unless the hand-off was taken back or picked up meanwhile. Should the
+ * caller never send it, the waiter's own next step (within its liveness
+ * deadline) finds the hold its own, or the waiter died and the hold is
+ * broken then. Hints ("c", unfair "f") to a list not declared go the same
+ * way, without the mailbox. A script that must read a list nobody could
+ * guess (reap, force release: to tell whether a "y" was picked up, and to
+ * take it back) first answers {"need", tickets}, having written nothing, and
+ * is sent again with them. Scripts answer {result, guess, guess, hints...}
+ * (lib/end.lua). Each call thus carries a dozen keys, which is over the ten
+ * arguments Redis takes from a client before it authenticates: a
+ * connection that sends no AUTH sends a PING with its first command, so
+ * that a server that wants a password says NOAUTH rather than hang up.
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
  * single exclusive attempt is therefore MULTI, SET NX PX, INCR and PEXPIRE of
@@ -83,17 +123,19 @@
  * writers out like any reader, and readers out as well.
  *
  * Waiting. A waiter runs the acquire script with "q" (take the hold if it can,
- * else join the queue and learn how long to sleep), then sleeps in BLPOP on
- * its wake list for at most what blocks it lasts (the lock key's PTTL, a
+ * else join the queue and learn how long to sleep and its ticket), then
+ * sleeps in BLPOP on its wake list and P{R}:wl for at most what blocks it lasts (the lock key's PTTL, a
  * cooldown's end) and LKC_RS_WAIT_CAP, so a holder that dies is taken over
  * when its TTL runs out and a lost wake-up costs at most that bound. It blocks
  * its own connection: no second connection, and nothing beyond the release
  * script's one EXISTS while nobody waits.
  *
- * Wake messages: "y@<t>" a read hold was handed to you, "y<n>@<t>" the write
- * hold was, with fencing token n (fair mode), t the server's time of the
- * hand-off in ms; "w" watch the hand-offs (below); "c" check
- * again now; "f" the resource may be free for you (unfair mode).
+ * Wake messages: "y@<t>#<a>:<b>" a read hold was handed to you,
+ * "y<n>@<t>#<a>:<b>" the write hold was, with fencing token n (fair mode), t
+ * the server's time of the hand-off in ms, a and b the guess of the tickets
+ * your release will serve; "w<ticket>,..." (on P{R}:wl) watch the hand-offs
+ * to those tickets (below); "c" check again now; "f" the resource may be free
+ * for you (unfair mode), or (on P{R}:fl) for a waitUntilFree() caller.
  *
  * Fair mode (the default): whoever frees the resource (release, demotion,
  * force_release, or a waiter that finds it free) hands it in the same script
@@ -103,8 +145,9 @@
  * moments after a holder's TTL ran out or a dead waiter's grace ended, until
  * the waiters see it. A waiter blocked in BLPOP pops the "y" at once, so a "y"
  * still unread after LKC_RS_GRACE means its waiter died (or stalled that long
- * outside its sleep): the watcher, told by a "w", sleeps the grace and then
- * breaks that hold (P{R}:h lists the hand-offs to look at) and hands on. One
+ * outside its sleep), and one never pushed (see "Declared keys") that the
+ * waiter's liveness deadline passed means the same: the watcher, told by a
+ * "w", sleeps the grace and then breaks that hold (P{R}:h lists the hand-offs to look at) and hands on. One
  * watcher serves every hand-off of its watch, so a busy queue does not wake a
  * second process per hand-off. A waiter that died therefore costs the others
  * LKC_RS_GRACE (and a round trip) when it reaches the head, and nothing once
@@ -247,7 +290,6 @@ typedef struct {
 	int recalled;            /* the process's memory of the topology was looked at */
 	int conn_node;           /* the node of conn (topo), 0 for the one server */
 	int demoted;             /* the last connect found a replica where the master was expected */
-	int ask_unstable;        /* the last send was a transaction that a node importing its slot cannot serve yet */
 	lkc_rconn *idle[LKC_RS_IDLE_MAX]; /* idle connections to other nodes (Sentinel, Cluster) */
 	int idle_node[LKC_RS_IDLE_MAX];
 	int nidle;
@@ -655,12 +697,46 @@ static lkc_rc lkc_rs_io_interrupted(lkc_rs_store *s, lkc_err *err)
  * replies, all before the operation's deadline. Any failure drops the
  * connection; op->sent then says whether the server may have run them.
  */
+/* Fills err for an error reply to what; the server's words are quoted, never the password. */
+static lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
+{
+	char text[256];
+
+	lkc_rs_quote(s, reply->str, reply->len, text, sizeof(text));
+	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
+}
+
+/* Reads one reply on the store's connection by op's deadline. */
+static lkc_rc lkc_rs_read_reply(lkc_rs_store *s, lkc_rs_op *op, redisReply **reply, lkc_err *err)
+{
+	for (;;) {
+		lkc_rconn_step step = lkc_rconn_reply(s->conn, reply);
+		int w;
+
+		if (step == LKC_RCONN_DONE) {
+			return LKC_OK;
+		}
+		if (step == LKC_RCONN_FAILED) {
+			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
+		}
+		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -2 || w == -3) {
+			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
+		}
+		if (w <= 0) {
+			return lkc_rs_io_fail(s, w, errno, "waiting for a reply", err);
+		}
+	}
+}
+
 static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
 	redisReply **replies, lkc_err *err)
 {
+	static const char *ping_argv[1] = { "PING" };
+	static const size_t ping_lens[1] = { 4 };
 	lkc_rconn *conn = s->conn;
 	lkc_rconn_step step;
-	int got = 0, w;
+	int got = 0, w, ping;
 
 	op->sent = 0;
 	for (int i = 0; i < n; i++) {
@@ -668,6 +744,11 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 	}
 	if (lkc_ms_left(op->deadline) == 0) {
 		return lkc_rs_io_fail(s, 0, 0, "before sending a command", err);
+	}
+	ping = lkc_rconn_take_ping(conn);
+	if (ping && !lkc_rconn_append(conn, 1, ping_argv, ping_lens)) {
+		lkc_rs_discard(s);
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
 	}
 	for (int i = 0; i < n; i++) {
 		if (!lkc_rconn_append(conn, cmds[i].argc, cmds[i].argv, cmds[i].lens)) {
@@ -699,39 +780,33 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
 	}
-	while (got < n) {
-		step = lkc_rconn_reply(conn, &replies[got]);
-		if (step == LKC_RCONN_DONE) {
-			got++;
-			continue;
-		}
-		if (step == LKC_RCONN_FAILED) {
-			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
-		}
-		w = lkc_rs_wait_step(s, step, op->deadline);
-		if (w == -2 || w == -3) {
-			lkc_rs_free_replies(replies, got);
-			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
-		}
-		if (w <= 0) {
-			int errnum = errno;
+	if (ping) {
+		redisReply *pong;
+		lkc_rc rc = lkc_rs_read_reply(s, op, &pong, err);
 
-			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, w, errnum, "waiting for a reply", err);
+		if (rc != LKC_OK) {
+			return rc;
 		}
+		if (pong->type == REDIS_REPLY_ERROR) {
+			/* NOAUTH: what follows was refused before it ran, and the server may hang up. */
+			rc = lkc_rs_refused(s, "the connection's first command", pong, err);
+			freeReplyObject(pong);
+			lkc_rs_discard(s);
+			return rc;
+		}
+		freeReplyObject(pong);
+	}
+	while (got < n) {
+		lkc_rc rc = lkc_rs_read_reply(s, op, &replies[got], err);
+
+		if (rc != LKC_OK) {
+			lkc_rs_free_replies(replies, got);
+			return rc;
+		}
+		got++;
 	}
 	s->busy = 0;
 	return LKC_OK;
-}
-
-/* Fills err for an error reply to what; the server's words are quoted, never the password. */
-static lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
-{
-	char text[256];
-
-	lkc_rs_quote(s, reply->str, reply->len, text, sizeof(text));
-	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
 }
 
 /* Fills err for a reply of a type that what never returns. */
@@ -870,6 +945,7 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 		cmds[n++] = (lkc_rs_cmd) { 1, role_argv, role_lens };
 	}
 	if (n == 0) {
+		lkc_rconn_mark_ping(s->conn);
 		return LKC_OK;
 	}
 	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
@@ -1109,7 +1185,8 @@ static lkc_rc lkc_rs_read_map(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	size_t lens[2] = { 7, 5 };
 	lkc_rs_cmd cmd = { 2, argv, lens };
 	int nnodes = s->topo.nnodes;
-	lkc_rc rc = LKC_ERR_IO;
+	/* LKC_OK until a node was asked: none was when the time was up first. */
+	lkc_rc rc = LKC_OK;
 
 	for (int k = 0; k < nnodes; k++) {
 		/* The node the store is connected to answers first: no connect. */
@@ -1261,10 +1338,8 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 	lkc_rs_cmd with_asking[2 * LKC_RS_CMDS_MAX];
 	redisReply *asked[2 * LKC_RS_CMDS_MAX];
 	int at[LKC_RS_CMDS_MAX];
-	int ask = -1, redirects = 0, readonly = 0;
+	int ask = -1, redirects = 0, readonly = 0, migrating = 0;
 	int64_t nap = 5;
-
-	s->ask_unstable = 0;
 
 	if (s->topo.kind == LKC_REDIS_SINGLE) {
 		lkc_rc rc = lkc_rs_ensure(s, op, key, key_len, err);
@@ -1316,6 +1391,10 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			if (rc == LKC_ERR_IO || rc == LKC_ERR_PROTOCOL) {
 				lkc_rtopo_forget(&s->topo);
 			}
+			if (migrating && lkc_ms_left(op->deadline) == 0) {
+				return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out retrying for slot %u, which is being migrated",
+					lkc_rtopo_slot(key, key_len));
+			}
 			return rc;
 		}
 		for (int i = 0; i < n && redirect == LKC_RTOPO_HERE; i++) {
@@ -1334,16 +1413,13 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
 		}
 		/*
-		 * A node importing a slot serves a transaction over several keys only
-		 * once it has them all: the caller may take a one-key way (a script).
+		 * A node importing a slot serves a command over several keys (a script,
+		 * which declares every key it touches; a transaction) only once it has
+		 * them all: that is no redirection, but a wait for the migration's end.
 		 */
-		if (redirect == LKC_RTOPO_TRYAGAIN && ask >= 0 && n > 1) {
-			char text[256];
-
-			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
-			lkc_rs_free_replies(replies, n);
-			s->ask_unstable = 1;
-			return lkc_rs_fail(s, err, LKC_ERR_IO, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
+		if (redirect == LKC_RTOPO_TRYAGAIN && ask >= 0) {
+			redirects--;
+			migrating = 1;
 		}
 		ask = -1;
 		/* The command did not run: it goes again, or the reply is the error. */
@@ -1354,9 +1430,9 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
 			lkc_rs_free_replies(replies, n);
 			return lkc_rs_fail(s, err, redirect == LKC_RTOPO_TRYAGAIN ? LKC_ERR_IO : LKC_ERR_REFUSED,
-				"%s for slot %u: %s", redirect == LKC_RTOPO_TRYAGAIN ? "timed out retrying"
+				"%s for slot %u%s: %s", redirect == LKC_RTOPO_TRYAGAIN ? "timed out retrying"
 				: redirect == LKC_RTOPO_READONLY ? "no writable master" : "too many redirections",
-				lkc_rtopo_slot(key, key_len), text);
+				lkc_rtopo_slot(key, key_len), migrating ? ", which is being migrated" : "", text);
 		}
 		lkc_rs_free_replies(replies, n);
 		switch (redirect) {
@@ -1374,8 +1450,8 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			default:
 				lkc_rs_nap(op, nap);
 				nap = nap * 2 < LKC_RS_RETRY_NAP_MAX ? nap * 2 : LKC_RS_RETRY_NAP_MAX;
-				/* A cluster down for long may have failed over: its map is read again. */
-				if (nap == LKC_RS_RETRY_NAP_MAX) {
+				/* A cluster down for long may have failed over: its map is read again (a migration is no failover). */
+				if (nap == LKC_RS_RETRY_NAP_MAX && !migrating) {
 					lkc_rtopo_forget(&s->topo);
 				}
 				break;
@@ -2197,20 +2273,6 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 		rc = lkc_rs_send(s, &op, req->key, req->key_len, cmds, 7, replies, err);
 		if (rc == LKC_OK) {
 			break;
-		}
-		if (s->ask_unstable) {
-			lkc_rs_answer ans;
-
-			/* The slot is moving and its new node lacks keys of the resource: the script's one key goes there. */
-			free(keys);
-			rc = lkc_rs_step(s, req, 't', &ans, err);
-			if (rc == LKC_OK && ans.outcome == LKC_RS_TAKEN) {
-				hold->fence = ans.fence;
-				memcpy(hold->next, ans.heads, sizeof(hold->next));
-			} else if (rc == LKC_OK) {
-				rc = lkc_rs_busy(s, ans.outcome, err);
-			}
-			return rc;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
 			free(keys);

@@ -771,9 +771,9 @@ static const int lkc_rs_check_lists = 1;
 
 /* ext/core/lua/deliver.lua */
 static const char lkc_rs_deliver_lua[] =
-	"local lock, hd, mb = KEYS[1], KEYS[2], KEYS[3]\n"
+	"local lock, qd, hd, mb = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"
 	"local declared = {}\n"
-	"for i = 4, #KEYS do declared[string.sub(KEYS[i], #lock + 4)] = true end\n"
+	"for i = 5, #KEYS do declared[string.sub(KEYS[i], #lock + 4)] = true end\n"
 	"local clock\n"
 	"local function now_ms()\n"
 	"\tif not clock then clock = redis.call('TIME') end\n"
@@ -891,14 +891,19 @@ static const char lkc_rs_deliver_lua[] =
 	"\t\t\tend\n"
 	"\t\tend\n"
 	"\telseif w and (why == 'c' or why == 'f') then\n"
-	"\t\tlocal p = redis.call('PTTL', w)\n"
-	"\t\tredis.call('RPUSH', w, why)\n"
-	"\t\toutlive(w, p, '0')\n"
-	"\t\tn = n + 1\n"
+	"\t\tfor _, e in ipairs(redis.call('HVALS', qd)) do\n"
+	"\t\t\tif string.match(e, ':(%d+)$') == t then\n"
+	"\t\t\t\tlocal p = redis.call('PTTL', w)\n"
+	"\t\t\t\tredis.call('RPUSH', w, why)\n"
+	"\t\t\t\toutlive(w, p, '0')\n"
+	"\t\t\t\tn = n + 1\n"
+	"\t\t\t\tbreak\n"
+	"\t\t\tend\n"
+	"\t\tend\n"
 	"\tend\n"
 	"end\n"
 	"return n\n";
-static const char *const lkc_rs_deliver_keys[] = { ":h", ":m", NULL };
+static const char *const lkc_rs_deliver_keys[] = { ":qd", ":h", ":m", NULL };
 static const int lkc_rs_deliver_lists = 1;
 
 /* ext/core/lua/fence.lua */
@@ -2010,5 +2015,8 @@ static const char lkc_rs_watch_lua[] =
 	"return {redis.call('PTTL', lock), redis.call('EXISTS', hd)}\n";
 static const char *const lkc_rs_watch_keys[] = { ":q", ":h", ":fw", ":fl", NULL };
 static const int lkc_rs_watch_lists = 0;
+
+/* Every script, as X(NAME). */
+#define LKC_RS_EACH_SCRIPT(X) X(acquire) X(check) X(deliver) X(fence) X(force) X(refresh) X(release) X(watch)
 
 #endif

@@ -7,8 +7,8 @@
  * one line per distinct (script, command, key shape) it is the first to
  * show; the last case fails when a script of redis_scripts.h never ran.
  *
- * `make -C tests/core keys` builds and runs it (not part of `check` while
- * the scripts derive keys from KEYS[1]; see the Makefile).
+ * It runs with the others (`make -C tests/core check`; one case:
+ * T_ONLY=<case> build/test_redis_keys).
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE

@@ -1,12 +1,13 @@
---@keys lock hd mb +w
+--@keys lock qd hd mb +w
 -- The deliver script: pushes the wake-ups another script left to the caller
 -- because their wake lists were not declared there. KEYS: the lock key, the
--- hand-off records and the mailbox, then the wake lists of the tickets named
--- in ARGV: "y<ticket>" the hand-off to that ticket waiting in the mailbox,
--- "c<ticket>" or "f<ticket>" a hint (see the top of lkc_redis.c). A hand-off
--- taken back or picked up meanwhile has left the mailbox and is not pushed;
--- one pushed starts its grace now. Running it twice pushes nothing twice
--- but hints. Returns how many it pushed.
+-- waiters' entries, the hand-off records and the mailbox, then the wake
+-- lists of the tickets named in ARGV: "y<ticket>" the hand-off to that
+-- ticket waiting in the mailbox, "c<ticket>" or "f<ticket>" a hint (see the
+-- top of lkc_redis.c). A hand-off taken back or picked up meanwhile has left
+-- the mailbox and is not pushed; one pushed starts its grace now. A hint
+-- goes only to a waiter still queued with that ticket: one that took its
+-- step meanwhile needs none. Returns how many it pushed.
 
 --@include core.lua
 local n, now = 0, nil
@@ -28,10 +29,15 @@ for _, a in ipairs(ARGV) do
 			end
 		end
 	elseif w and (why == 'c' or why == 'f') then
-		local p = redis.call('PTTL', w)
-		redis.call('RPUSH', w, why)
-		outlive(w, p, '0')
-		n = n + 1
+		for _, e in ipairs(redis.call('HVALS', qd)) do
+			if string.match(e, ':(%d+)$') == t then
+				local p = redis.call('PTTL', w)
+				redis.call('RPUSH', w, why)
+				outlive(w, p, '0')
+				n = n + 1
+				break
+			end
+		end
 	end
 end
 return n
