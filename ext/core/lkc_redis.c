@@ -789,7 +789,7 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 		}
 		if (pong->type == REDIS_REPLY_ERROR) {
 			/* NOAUTH: what follows was refused before it ran, and the server may hang up. */
-			rc = lkc_rs_refused(s, "the connection's first command", pong, err);
+			rc = lkc_rs_refused(s, "PING", pong, err);
 			freeReplyObject(pong);
 			lkc_rs_discard(s);
 			return rc;
@@ -945,7 +945,10 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 		cmds[n++] = (lkc_rs_cmd) { 1, role_argv, role_lens };
 	}
 	if (n == 0) {
-		lkc_rconn_mark_ping(s->conn);
+		/* Script calls are long (see "Declared keys"); a sentinel gets short commands only. */
+		if (peer != LKC_RS_TO_SENTINEL) {
+			lkc_rconn_mark_ping(s->conn);
+		}
 		return LKC_OK;
 	}
 	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);

@@ -29,11 +29,20 @@ local function run()
 --@include core.lua
 local me, ttl, own = ARGV[1], ARGV[2], ARGV[5]
 local want, how = string.sub(ARGV[3], 1, 1), string.sub(ARGV[3], 2, 2)
--- Our place in the queue: its entry keeps its ticket while we sleep on its list, else gets a new one.
+-- Our place in the queue: its entry keeps its ticket (we declared its list), else gets a new one.
 local function place(e)
 	local t = e and string.match(e, ':(%d+)$')
-	if t and t == own then return t end
+	if t and declared[t] then return t end
 	return ticket()
+end
+-- Empties our wake lists, what was pushed to us before this step being settled by it: the list
+-- of the ticket we slept on, of the one in our entry, of the one a hold was handed to us on.
+local function settled(e)
+	local r = redis.call('HGET', mb, me)
+	for _, t in ipairs({own, e and string.match(e, ':(%d+)$'), r and string.match(r, '^(%d+)|')}) do
+		local w = wk(t)
+		if w then redis.call('DEL', w) end
+	end
 end
 -- A writer that holds nothing joins the queue while another writer
 -- holds the resource: the common step of a wait, first, in half the
@@ -48,15 +57,16 @@ if want == 'w' and how == 'q' and string.sub(ARGV[3], 4, 4) == 'n' then
 		local first = redis.call('ZRANGE', hd, 0, 0, 'WITHSCORES')
 		local pend = first[2] and tonumber(first[2]) + @LKC_RS_GRACE@ - now
 		local w = (not pend or pend > 0) and redis.call('GET', ws)
-		if (w and w ~= me) or (w == false and not pend) then
-			local stay, e = tonumber(ARGV[4]), redis.call('HGET', qd, me)
+		local e = redis.call('HGET', qd, me)
+		local et = e and string.match(e, ':(%d+)$')
+		if ((w and w ~= me) or (w == false and not pend)) and (not et or declared[et]) then
+			local stay = tonumber(ARGV[4])
 			local t = place(e)
+			settled(e)
 			redis.call('HSET', qd, me, string.format('%.0f:%s:w:%s', now + stay, ttl, t))
 			if not e then redis.call('RPUSH', q, me) end
 			if redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end
 			if redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end
-			local mine = wk(own)
-			if mine then redis.call('DEL', mine) end
 			return {-3, math.max(redis.call('PTTL', lock), -1), now, t}
 		end
 	end
@@ -91,9 +101,8 @@ local fair, held, stay = string.sub(ARGV[3], 3, 3), string.sub(ARGV[3], 4, 4), t
 local function leave()
 	local first = redis.call('LINDEX', q, 0) == me
 	redis.call('LREM', q, 0, me)
+	settled(redis.call('HGET', qd, me))
 	drop(me)
-	local mine = wk(own)
-	if mine then redis.call('DEL', mine) end
 	if forget(me) then relife() end
 	if redis.call('GET', ws) == me then
 		redis.call('DEL', ws)
@@ -136,18 +145,16 @@ local function join(m, now)
 		if m == 'p' then redis.call('LPUSH', q, me) else redis.call('RPUSH', q, me) end
 	end
 	local t = place(e)
+	settled(e)
 	redis.call('HSET', qd, me, string.format('%.0f:%s:%s:%s', now + stay, ttl, m, t))
 	-- The queue outlives every live waiter's deadline, and vanishes when all of them died.
 	if redis.call('PTTL', q) < stay then redis.call('PEXPIRE', q, stay) end
 	if redis.call('PTTL', qd) < stay then redis.call('PEXPIRE', qd, stay) end
 	if m == 'p' then redis.call('SET', pk, me, 'PX', stay) end
-	-- What was pushed to us before this step is settled by it.
-	local mine = wk(own)
-	if mine then redis.call('DEL', mine) end
 	return t
 end
 local now = now_ms()
-local need = needs(now)
+local need = needs(now, false, me)
 if need then return need end
 if reap(now) then settle(fair) end
 local v = redis.call('GET', lock)

@@ -166,15 +166,22 @@ local function relife()
 	redis.call('PEXPIRE', mb, t)
 end
 -- The wake lists of hand-offs that reap (all: force release) must look at
--- and the caller did not declare: {"need", tickets...}, asked for before a
--- script writes anything, so that the caller sends it again with them.
-local function needs(now, all)
+-- and the caller did not declare, and those of a waiter me that it left
+-- behind (see settled in acquire.lua): {"need", tickets...}, asked for before
+-- a script writes anything, so that the caller sends it again with them.
+local function needs(now, all, me)
 	local upto = '+inf'
 	if not all then upto = string.format('%.0f', now - @LKC_RS_GRACE@) end
 	local t = {'need'}
 	for _, h in ipairs(redis.call('ZRANGEBYSCORE', hd, '-inf', upto)) do
 		local k, s = record(h)
 		if s == 'd' and not declared[k] then t[#t + 1] = k end
+	end
+	if me then
+		local k, s = record(me)
+		local e = string.match(redis.call('HGET', qd, me) or '', ':(%d+)$')
+		if s == 'd' and not declared[k] then t[#t + 1] = k end
+		if e and not declared[e] then t[#t + 1] = e end
 	end
 	if #t > 1 then return t end
 end
