@@ -417,14 +417,7 @@ static void wait_acquires_after_ttl(void)
 	store->ops->destroy(store);
 }
 
-static volatile sig_atomic_t t_alarmed;
 static int t_hook_answer;
-
-static void t_on_alarm(int sig)
-{
-	(void) sig;
-	t_alarmed = 1;
-}
 
 /* The host's verdict: interrupted once our alarm rang, if the test says so. */
 static int t_hook(void)
@@ -433,23 +426,6 @@ static int t_hook(void)
 }
 
 static int t_queue_clean(t_redis *r, const char *prefix);
-
-/* Arms a one-shot SIGALRM in ms milliseconds, with a handler that does not restart calls. */
-static void t_alarm_in(long ms)
-{
-	struct sigaction sa;
-	struct itimerval it;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = t_on_alarm;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = ms / 1000;
-	it.it_value.tv_usec = (ms % 1000) * 1000;
-	t_alarmed = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
-}
 
 static void wait_is_interrupted_by_the_host(void)
 {

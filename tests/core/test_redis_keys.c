@@ -316,35 +316,11 @@ static int t_locked(lkc_store *store)
 	return locked;
 }
 
-static volatile sig_atomic_t t_alarmed;
-
-static void t_on_alarm(int sig)
-{
-	(void) sig;
-	t_alarmed = 1;
-}
 
 /* The host's verdict: interrupted once our alarm rang. */
 static int t_hook(void)
 {
 	return t_alarmed;
-}
-
-/* Arms a one-shot SIGALRM in ms milliseconds, with a handler that does not restart calls. */
-static void t_alarm_in(long ms)
-{
-	struct sigaction sa;
-	struct itimerval it;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = t_on_alarm;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = ms / 1000;
-	it.it_value.tv_usec = (ms % 1000) * 1000;
-	t_alarmed = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
 }
 
 /* How many times the audit a saw what in script, by command on a key of shape. */
