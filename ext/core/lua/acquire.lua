@@ -36,11 +36,14 @@ local function place(e)
 	return ticket()
 end
 -- Empties our wake lists, what was pushed to us before this step being settled by it: the list
--- of the ticket we slept on, of the one in our entry, of the one a hold was handed to us on.
-local function settled(e)
-	local r = redis.call('HGET', mb, me)
-	for _, t in ipairs({own, e and string.match(e, ':(%d+)$'), r and string.match(r, '^(%d+)|')}) do
-		local w = wk(t)
+-- of the ticket we slept on, of the one in our entry, and (handed: we take a hold that was
+-- handed to us) of the one its "y" went to.
+local function settled(e, handed)
+	local r = handed and redis.call('HGET', mb, me)
+	local done = {}
+	for _, t in ipairs({own, e and string.match(e, ':(%d+)$') or '', r and string.match(r, '^(%d+)|') or ''}) do
+		local w = not done[t] and wk(t)
+		done[t] = true
 		if w then redis.call('DEL', w) end
 	end
 end
@@ -101,7 +104,7 @@ local fair, held, stay = string.sub(ARGV[3], 3, 3), string.sub(ARGV[3], 4, 4), t
 local function leave()
 	local first = redis.call('LINDEX', q, 0) == me
 	redis.call('LREM', q, 0, me)
-	settled(redis.call('HGET', qd, me))
+	settled(redis.call('HGET', qd, me), true)
 	drop(me)
 	if forget(me) then relife() end
 	if redis.call('GET', ws) == me then

@@ -13,7 +13,6 @@
 local H, hints, watchers = {'0', '0'}, {}, true
 -- Runs as a function, which lib/end.lua closes.
 local function run()
---@include core.lua
 -- Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define.
 local me, delay = ARGV[1], ARGV[2]
 local v = redis.call('GET', lock)
@@ -30,11 +29,15 @@ if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', q) == 0 
 	end
 	-- The last reader leaves: the lock key and the readers' set go together.
 	local s = redis.call('ZSCORE', rd, me)
-	if s and redis.call('ZCARD', rd) == 1 and tonumber(s) > now_ms() then
-		redis.call('DEL', lock, rd)
-		return 2
+	if s and redis.call('ZCARD', rd) == 1 then
+		local t = redis.call('TIME')
+		if tonumber(s) > tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then
+			redis.call('DEL', lock, rd)
+			return 2
+		end
 	end
 end
+--@include core.lua
 --@include queue.lua
 -- Our write hold, given up now, fair, while others wait: a live writer
 -- heads the queue, no reader or cooldown is anywhere, and another waiter
@@ -53,7 +56,7 @@ if delay == '0' and v == me and ARGV[3] == '1' then
 			redis.call('PEXPIRE', mb, @LKC_RS_WAKE_TTL@)
 		end
 		local given = {}
-		give(h, ttl, m, t, d, now, given)
+		give(h, ttl, m, t, d, now, given, true)
 		send(given, now)
 		return 1
 	end

@@ -118,6 +118,7 @@ local function heads()
 		local _, _, _, k = entry(h)
 		t[#t + 1] = k or '0'
 	end
+	if #t == 2 then return t end
 	local n = tonumber(redis.call('GET', tk) or '0')
 	while #t < 2 do
 		if n > 0 then n = n + 1 end

@@ -23,10 +23,10 @@ local function wake_head()
 		wake(t, 'c')
 	end
 end
--- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion.
-local function drop(h)
+-- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion (unless none is: nopk).
+local function drop(h, nopk)
 	redis.call('HDEL', qd, h)
-	if redis.call('GET', pk) == h then redis.call('DEL', pk) end
+	if not nopk and redis.call('GET', pk) == h then redis.call('DEL', pk) end
 end
 -- A hand-off's record in the mailbox: the ticket of the list its message
 -- goes to, whether it went there ("d") or waits for the caller's deliver
@@ -55,9 +55,10 @@ end
 -- Hands the head h what it waits for, with its TTL. A writer or promoter
 -- is only served when no other reader lives, so the readers' set goes
 -- (the promoter's own read hold with it). Its message goes out with send.
-local function give(h, ttl, m, t, d, now, given)
+-- nopk: no promotion is pending.
+local function give(h, ttl, m, t, d, now, given, nopk)
 	redis.call('LPOP', q)
-	drop(h)
+	drop(h, nopk)
 	local msg
 	if m == 'r' then
 		add_reader(h, ttl, now)
