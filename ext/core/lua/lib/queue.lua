@@ -80,7 +80,7 @@ end
 local function send(given, now)
 	local hs = table.concat(heads(), ':')
 	for _, g in ipairs(given) do
-		local msg, w, state, at = g.msg .. "#" .. hs, wk(g.t), 'd', now
+		local msg, w, state, at = g.msg .. '#' .. hs, wk(g.t), 'd', now
 		if w then
 			local p = redis.call('PTTL', w)
 			redis.call('RPUSH', w, msg)
