@@ -12,16 +12,21 @@
 #   LOCK_SOAK_SECONDS=1800 scripts/test.sh   with the long soak (scripts/soak.sh --long alone)
 #   scripts/test.sh tests/flock     only these phpt files or folders (no core tests, no checks)
 #   scripts/test.sh --valgrind tests/flock   the same, then again under valgrind
+#   scripts/test.sh --key-audit ... also audits, through MONITOR, that every script run on
+#                                   the phpt suite's redis-server declares each key it
+#                                   touches (tests/tools/key_audit.c); the server is slower
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 
 valgrind=1
+key_audit=0
 only=()
 for arg in "$@"; do
 	case "$arg" in
 		--fast) valgrind=0 ;;
 		--valgrind) valgrind=2 ;;
+		--key-audit) key_audit=1 ;;
 		-*) echo "test: unknown flag $arg" >&2; exit 2 ;;
 		*) only+=("$arg") ;;
 	esac
@@ -151,6 +156,16 @@ for _ in $(seq 1 100); do
 	sleep 0.05
 done
 export LOCK_TEST_REDIS_PORT=$port
+audit_pid=""
+if [ "$key_audit" = 1 ]; then
+	make -s -C tests/core tools >"$work/key-audit-build.log" 2>&1 || { cat "$work/key-audit-build.log" >&2; exit 1; }
+	tests/core/build/tools/key_audit 127.0.0.1 "$port" "$work/key-audit.log" &
+	audit_pid=$!
+	for _ in $(seq 1 100); do
+		grep -q '^# key_audit: watching' "$work/key-audit.log" 2>/dev/null && break
+		sleep 0.05
+	done
+fi
 
 # --- MemcachedStore: two memcached servers of our own on free loopback ports (the second for the host-list tests) ---
 memcached_pids=()
@@ -366,6 +381,18 @@ if [ -n "$sem_left" ]; then
 	record "semaphore sets left behind" 0 1 0
 else
 	record "semaphore sets left behind: none" 1 0 0
+fi
+
+if [ -n "$audit_pid" ]; then
+	kill -TERM "$audit_pid" 2>/dev/null
+	wait "$audit_pid" 2>/dev/null
+	if grep -q '^# key_audit: watching' "$work/key-audit.log" && ! grep -v '^#' "$work/key-audit.log" | grep -q .; then
+		record "key audit: every key declared" 1 0 0
+	else
+		echo "test: key audit ($work/key-audit.log):" >&2
+		cat "$work/key-audit.log" >&2
+		record "key audit" 0 1 0
+	fi
 fi
 
 for g in "${groups[@]}"; do

@@ -294,6 +294,7 @@ int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t 
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
 	hold->granted_ns = 0;
+	hold->next[0] = hold->next[1] = 0;
 	return 1;
 }
 

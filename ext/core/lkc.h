@@ -146,6 +146,7 @@ typedef struct lkc_hold {
 	int unsure;              /* the last acquire or release failed after it may have run on the server (redis) */
 	void *session;           /* pgsql, mysql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
+	int64_t next[2];         /* redis: the wake tickets a release is guessed to serve (the queue's head), 0 unknown */
 } lkc_hold;
 
 /* Initialises a hold for resource with a fresh owner token. */

@@ -13,24 +13,64 @@
  *                   longest-lived member
  *   P{R}:f          the fencing counter (below)
  *   P{R}:q          the queue: a LIST of waiters' tokens in arrival order
- *   P{R}:qd         a HASH token -> "deadline:ttl:mode": the waiter's liveness
- *                   deadline (server ms), the TTL it asked for, and what it
- *                   waits for: w the write hold, r a read hold, p the
- *                   promotion of its read hold
+ *   P{R}:qd         a HASH token -> "deadline:ttl:mode:ticket": the waiter's
+ *                   liveness deadline (server ms), the TTL it asked for, what
+ *                   it waits for (w the write hold, r a read hold, p the
+ *                   promotion of its read hold) and its ticket (P{R}:t)
  *   P{R}:p          the reader whose promotion is pending, while it waits
  *   P{R}:h          a ZSET of the holds handed over (token -> server ms) that
  *                   their waiter may not have picked up yet; a record goes
  *                   when its holder releases, or when the grace has passed
  *                   and a script looks; it and a wake list with a hand-off
  *                   live as long as the hold handed over (see outlive)
- *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon
- *   P{R}:w:TOKEN    a waiter's wake LIST, on which it sleeps in BLPOP
+ *   P{R}:m          the mailbox: a HASH token -> "ticket|state|ttl|message"
+ *                   beside each record of P{R}:h: the wake list its "y" went
+ *                   to (state d) or, when the script could not push it,
+ *                   waits to go to (u, see "Declared keys" below)
+ *   P{R}:ws         the watcher: the waiter that looks at hand-offs soon,
+ *                   or "" (no owner is empty) while a "w" on P{R}:wl waits
+ *                   for one to claim the watch
+ *   P{R}:t          the ticket counter: each waiter's entry gets a ticket
+ *                   (INCR), which names its wake list; a new counter jumps to
+ *                   the clock in microseconds, as the fencing counter does,
+ *                   so no ticket is given twice
+ *   P{R}:w:TICKET   a waiter's wake LIST, on which it sleeps in BLPOP (with
+ *                   P{R}:wl); a new entry in the queue gets a new ticket, so a
+ *                   stale message in an old list reaches nobody
+ *   P{R}:wl         the list every waiter also sleeps on: a "w" there tells
+ *                   the one that has slept longest to watch the hand-offs
  *   P{R}:fw         the watchers: a SET of the tokens of waitUntilFree()
- *                   callers, each asleep on its own wake list; whoever leaves
- *                   the resource free (no lock key, nobody queued) pushes "f"
- *                   to each and deletes the set
- * Scripts get the lock key alone and derive the others from it, which keeps
- * requests short; all of them share its slot.
+ *                   callers, all asleep on P{R}:fl; whoever leaves the
+ *                   resource free (no lock key, nobody queued) pushes one "f"
+ *                   there per watcher and deletes the set
+ *   P{R}:fl         the watchers' wake list
+ *
+ * Declared keys. Every script declares each key it touches in KEYS, as
+ * Redis asks (a cluster checks only that they are in the node's slots):
+ * the lock key, the keys above that its --@keys line names, and the wake
+ * lists of the tickets the caller knows (see wk in lib/core.lua, the one
+ * place that names a list). A waiter knows its own ticket from its queued
+ * answer. Whoever holds the resource knows whom its release will serve:
+ * every answer that gives a hold, and every hand-off's "y", carries the
+ * tickets of the first two waiters (or of the next two arrivals when fewer
+ * wait), and a release or refresh declares their lists. In the FIFO case
+ * the guess is right and a hand-off is still one script run. When it is
+ * wrong (the head left, a promoter came first, a batch of readers, a hold
+ * restored by its token), the script still makes the whole hand-off, but
+ * leaves its "y" in the mailbox and answers the ticket; the caller then
+ * runs the deliver script, which declares that list and pushes the "y"
+ * unless the hand-off was taken back or picked up meanwhile. Should the
+ * caller never send it, the waiter's own next step (within its liveness
+ * deadline) finds the hold its own, or the waiter died and the hold is
+ * broken then. Hints ("c", unfair "f") to a list not declared go the same
+ * way, without the mailbox. A script that must read a list nobody could
+ * guess (reap, force release: to tell whether a "y" was picked up, and to
+ * take it back) first answers {"need", tickets}, having written nothing, and
+ * is sent again with them. Scripts answer {result, guess, guess, hints...}
+ * (lib/end.lua). Each call thus carries a dozen keys, which is over the ten
+ * arguments Redis takes from a client before it authenticates: a
+ * connection that sends no AUTH sends a PING with its first command, so
+ * that a server that wants a password says NOAUTH rather than hang up.
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
  * single exclusive attempt is therefore MULTI, SET NX PX, INCR and PEXPIRE of
@@ -83,17 +123,19 @@
  * writers out like any reader, and readers out as well.
  *
  * Waiting. A waiter runs the acquire script with "q" (take the hold if it can,
- * else join the queue and learn how long to sleep), then sleeps in BLPOP on
- * its wake list for at most what blocks it lasts (the lock key's PTTL, a
+ * else join the queue and learn how long to sleep and its ticket), then
+ * sleeps in BLPOP on its wake list and P{R}:wl for at most what blocks it lasts (the lock key's PTTL, a
  * cooldown's end) and LKC_RS_WAIT_CAP, so a holder that dies is taken over
  * when its TTL runs out and a lost wake-up costs at most that bound. It blocks
  * its own connection: no second connection, and nothing beyond the release
  * script's one EXISTS while nobody waits.
  *
- * Wake messages: "y@<t>" a read hold was handed to you, "y<n>@<t>" the write
- * hold was, with fencing token n (fair mode), t the server's time of the
- * hand-off in ms; "w" watch the hand-offs (below); "c" check
- * again now; "f" the resource may be free for you (unfair mode).
+ * Wake messages: "y@<t>#<a>:<b>" a read hold was handed to you,
+ * "y<n>@<t>#<a>:<b>" the write hold was, with fencing token n (fair mode), t
+ * the server's time of the hand-off in ms, a and b the guess of the tickets
+ * your release will serve; "w<ticket>,..." (on P{R}:wl) watch the hand-offs
+ * to those tickets (below); "c" check again now; "f" the resource may be free
+ * for you (unfair mode), or (on P{R}:fl) for a waitUntilFree() caller.
  *
  * Fair mode (the default): whoever frees the resource (release, demotion,
  * force_release, or a waiter that finds it free) hands it in the same script
@@ -103,8 +145,9 @@
  * moments after a holder's TTL ran out or a dead waiter's grace ended, until
  * the waiters see it. A waiter blocked in BLPOP pops the "y" at once, so a "y"
  * still unread after LKC_RS_GRACE means its waiter died (or stalled that long
- * outside its sleep): the watcher, told by a "w", sleeps the grace and then
- * breaks that hold (P{R}:h lists the hand-offs to look at) and hands on. One
+ * outside its sleep), and one never pushed (see "Declared keys") that the
+ * waiter's liveness deadline passed means the same: the watcher, told by a
+ * "w", sleeps the grace and then breaks that hold (P{R}:h lists the hand-offs to look at) and hands on. One
  * watcher serves every hand-off of its watch, so a busy queue does not wake a
  * second process per hand-off. A waiter that died therefore costs the others
  * LKC_RS_GRACE (and a round trip) when it reaches the head, and nothing once
@@ -166,7 +209,9 @@
 /* Idle connections a store keeps to the nodes of a cluster (or masters of a Sentinel) besides its current one. */
 #define LKC_RS_IDLE_MAX 8
 /* The most commands one exchange sends (the acquire transaction). */
-#define LKC_RS_CMDS_MAX 6
+#define LKC_RS_CMDS_MAX 7
+/* The most wake lists one script call declares; a call that would need more goes without (see lkc_rs_run). */
+#define LKC_RS_LISTS_MAX 16
 /* Redirections (MOVED, ASK) one command may follow: a slot moves once or twice while a command is under way. */
 #define LKC_RS_REDIRECTS_MAX 5
 /*
@@ -188,24 +233,49 @@
 #include "lkc_redis_lua_const.h"
 #include "lkc_redis_lua.h"
 
-/* A script and the SHA-1 Redis names it by in its cache. */
+/*
+ * A script, the SHA-1 Redis names it by in its cache, and the keys it
+ * declares: the lock key, the suffixes of the lock key that follow it, and
+ * whether wake lists may follow them (then it answers {result, guess, guess,
+ * hints...}, see lib/end.lua).
+ */
 typedef struct {
 	const char *name;
 	const char *body;
+	const char *const *keys;
+	int lists;
 	char sha[41];
 } lkc_rs_lua;
 
-enum { LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_WATCH, LKC_RS_NSCRIPTS };
+enum {
+	LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_WATCH,
+	LKC_RS_DELIVER, LKC_RS_NSCRIPTS
+};
+
+#define LKC_RS_LUA(name, what) { what, lkc_rs_##name##_lua, lkc_rs_##name##_keys, lkc_rs_##name##_lists, "" }
 
 static lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
-	[LKC_RS_ACQUIRE] = { "acquire", lkc_rs_acquire_lua, "" },
-	[LKC_RS_RELEASE] = { "release", lkc_rs_release_lua, "" },
-	[LKC_RS_REFRESH] = { "refresh", lkc_rs_refresh_lua, "" },
-	[LKC_RS_CHECK] = { "check", lkc_rs_check_lua, "" },
-	[LKC_RS_FENCE] = { "fencing token", lkc_rs_fence_lua, "" },
-	[LKC_RS_FORCE] = { "force release", lkc_rs_force_lua, "" },
-	[LKC_RS_WATCH] = { "wait until free", lkc_rs_watch_lua, "" },
+	[LKC_RS_ACQUIRE] = LKC_RS_LUA(acquire, "acquire"),
+	[LKC_RS_RELEASE] = LKC_RS_LUA(release, "release"),
+	[LKC_RS_REFRESH] = LKC_RS_LUA(refresh, "refresh"),
+	[LKC_RS_CHECK] = LKC_RS_LUA(check, "check"),
+	[LKC_RS_FENCE] = LKC_RS_LUA(fence, "fencing token"),
+	[LKC_RS_FORCE] = LKC_RS_LUA(force, "force release"),
+	[LKC_RS_WATCH] = LKC_RS_LUA(watch, "wait until free"),
+	[LKC_RS_DELIVER] = LKC_RS_LUA(deliver, "deliver"),
 };
+
+/*
+ * The wake lists a script call declares, by ticket: the caller's own, the
+ * tickets its hold guessed would head the queue, those a watch message or a
+ * "need" answer named. A script touches no other list (see wk in
+ * lib/core.lua).
+ */
+typedef struct {
+	int64_t ticket[LKC_RS_LISTS_MAX];
+	int n;
+} lkc_rs_lists;
+
 static pthread_once_t lkc_rs_scripts_once = PTHREAD_ONCE_INIT;
 
 typedef struct {
@@ -220,7 +290,6 @@ typedef struct {
 	int recalled;            /* the process's memory of the topology was looked at */
 	int conn_node;           /* the node of conn (topo), 0 for the one server */
 	int demoted;             /* the last connect found a replica where the master was expected */
-	int ask_unstable;        /* the last send was a transaction that a node importing its slot cannot serve yet */
 	lkc_rconn *idle[LKC_RS_IDLE_MAX]; /* idle connections to other nodes (Sentinel, Cluster) */
 	int idle_node[LKC_RS_IDLE_MAX];
 	int nidle;
@@ -628,12 +697,46 @@ static lkc_rc lkc_rs_io_interrupted(lkc_rs_store *s, lkc_err *err)
  * replies, all before the operation's deadline. Any failure drops the
  * connection; op->sent then says whether the server may have run them.
  */
+/* Fills err for an error reply to what; the server's words are quoted, never the password. */
+static lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
+{
+	char text[256];
+
+	lkc_rs_quote(s, reply->str, reply->len, text, sizeof(text));
+	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
+}
+
+/* Reads one reply on the store's connection by op's deadline. */
+static lkc_rc lkc_rs_read_reply(lkc_rs_store *s, lkc_rs_op *op, redisReply **reply, lkc_err *err)
+{
+	for (;;) {
+		lkc_rconn_step step = lkc_rconn_reply(s->conn, reply);
+		int w;
+
+		if (step == LKC_RCONN_DONE) {
+			return LKC_OK;
+		}
+		if (step == LKC_RCONN_FAILED) {
+			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
+		}
+		w = lkc_rs_wait_step(s, step, op->deadline);
+		if (w == -2 || w == -3) {
+			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
+		}
+		if (w <= 0) {
+			return lkc_rs_io_fail(s, w, errno, "waiting for a reply", err);
+		}
+	}
+}
+
 static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, int n,
 	redisReply **replies, lkc_err *err)
 {
+	static const char *ping_argv[1] = { "PING" };
+	static const size_t ping_lens[1] = { 4 };
 	lkc_rconn *conn = s->conn;
 	lkc_rconn_step step;
-	int got = 0, w;
+	int got = 0, w, ping;
 
 	op->sent = 0;
 	for (int i = 0; i < n; i++) {
@@ -641,6 +744,11 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 	}
 	if (lkc_ms_left(op->deadline) == 0) {
 		return lkc_rs_io_fail(s, 0, 0, "before sending a command", err);
+	}
+	ping = lkc_rconn_take_ping(conn);
+	if (ping && !lkc_rconn_append(conn, 1, ping_argv, ping_lens)) {
+		lkc_rs_discard(s);
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
 	}
 	for (int i = 0; i < n; i++) {
 		if (!lkc_rconn_append(conn, cmds[i].argc, cmds[i].argv, cmds[i].lens)) {
@@ -672,39 +780,33 @@ static lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
 	}
-	while (got < n) {
-		step = lkc_rconn_reply(conn, &replies[got]);
-		if (step == LKC_RCONN_DONE) {
-			got++;
-			continue;
-		}
-		if (step == LKC_RCONN_FAILED) {
-			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, 1, 0, "waiting for a reply", err);
-		}
-		w = lkc_rs_wait_step(s, step, op->deadline);
-		if (w == -2 || w == -3) {
-			lkc_rs_free_replies(replies, got);
-			return w == -3 ? lkc_rs_io_forked(s, err) : lkc_rs_io_interrupted(s, err);
-		}
-		if (w <= 0) {
-			int errnum = errno;
+	if (ping) {
+		redisReply *pong;
+		lkc_rc rc = lkc_rs_read_reply(s, op, &pong, err);
 
-			lkc_rs_free_replies(replies, got);
-			return lkc_rs_io_fail(s, w, errnum, "waiting for a reply", err);
+		if (rc != LKC_OK) {
+			return rc;
 		}
+		if (pong->type == REDIS_REPLY_ERROR) {
+			/* NOAUTH: what follows was refused before it ran, and the server may hang up. */
+			rc = lkc_rs_refused(s, "PING", pong, err);
+			freeReplyObject(pong);
+			lkc_rs_discard(s);
+			return rc;
+		}
+		freeReplyObject(pong);
+	}
+	while (got < n) {
+		lkc_rc rc = lkc_rs_read_reply(s, op, &replies[got], err);
+
+		if (rc != LKC_OK) {
+			lkc_rs_free_replies(replies, got);
+			return rc;
+		}
+		got++;
 	}
 	s->busy = 0;
 	return LKC_OK;
-}
-
-/* Fills err for an error reply to what; the server's words are quoted, never the password. */
-static lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply *reply, lkc_err *err)
-{
-	char text[256];
-
-	lkc_rs_quote(s, reply->str, reply->len, text, sizeof(text));
-	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
 }
 
 /* Fills err for a reply of a type that what never returns. */
@@ -843,6 +945,10 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 		cmds[n++] = (lkc_rs_cmd) { 1, role_argv, role_lens };
 	}
 	if (n == 0) {
+		/* Script calls are long (see "Declared keys"); a sentinel gets short commands only. */
+		if (peer != LKC_RS_TO_SENTINEL) {
+			lkc_rconn_mark_ping(s->conn);
+		}
 		return LKC_OK;
 	}
 	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
@@ -1082,7 +1188,8 @@ static lkc_rc lkc_rs_read_map(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 	size_t lens[2] = { 7, 5 };
 	lkc_rs_cmd cmd = { 2, argv, lens };
 	int nnodes = s->topo.nnodes;
-	lkc_rc rc = LKC_ERR_IO;
+	/* LKC_OK until a node was asked: none was when the time was up first. */
+	lkc_rc rc = LKC_OK;
 
 	for (int k = 0; k < nnodes; k++) {
 		/* The node the store is connected to answers first: no connect. */
@@ -1234,10 +1341,8 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 	lkc_rs_cmd with_asking[2 * LKC_RS_CMDS_MAX];
 	redisReply *asked[2 * LKC_RS_CMDS_MAX];
 	int at[LKC_RS_CMDS_MAX];
-	int ask = -1, redirects = 0, readonly = 0;
+	int ask = -1, redirects = 0, readonly = 0, migrating = 0;
 	int64_t nap = 5;
-
-	s->ask_unstable = 0;
 
 	if (s->topo.kind == LKC_REDIS_SINGLE) {
 		lkc_rc rc = lkc_rs_ensure(s, op, key, key_len, err);
@@ -1289,6 +1394,10 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			if (rc == LKC_ERR_IO || rc == LKC_ERR_PROTOCOL) {
 				lkc_rtopo_forget(&s->topo);
 			}
+			if (migrating && lkc_ms_left(op->deadline) == 0) {
+				return lkc_rs_fail(s, err, LKC_ERR_IO, "timed out retrying for slot %u, which is being migrated",
+					lkc_rtopo_slot(key, key_len));
+			}
 			return rc;
 		}
 		for (int i = 0; i < n && redirect == LKC_RTOPO_HERE; i++) {
@@ -1307,16 +1416,13 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
 		}
 		/*
-		 * A node importing a slot serves a transaction over several keys only
-		 * once it has them all: the caller may take a one-key way (a script).
+		 * A node importing a slot serves a command over several keys (a script,
+		 * which declares every key it touches; a transaction) only once it has
+		 * them all: that is no redirection, but a wait for the migration's end.
 		 */
-		if (redirect == LKC_RTOPO_TRYAGAIN && ask >= 0 && n > 1) {
-			char text[256];
-
-			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
-			lkc_rs_free_replies(replies, n);
-			s->ask_unstable = 1;
-			return lkc_rs_fail(s, err, LKC_ERR_IO, "slot %u is being migrated: %s", lkc_rtopo_slot(key, key_len), text);
+		if (redirect == LKC_RTOPO_TRYAGAIN && ask >= 0) {
+			redirects--;
+			migrating = 1;
 		}
 		ask = -1;
 		/* The command did not run: it goes again, or the reply is the error. */
@@ -1327,9 +1433,9 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			lkc_rs_quote(s, said->str, said->len, text, sizeof(text));
 			lkc_rs_free_replies(replies, n);
 			return lkc_rs_fail(s, err, redirect == LKC_RTOPO_TRYAGAIN ? LKC_ERR_IO : LKC_ERR_REFUSED,
-				"%s for slot %u: %s", redirect == LKC_RTOPO_TRYAGAIN ? "timed out retrying"
+				"%s for slot %u%s: %s", redirect == LKC_RTOPO_TRYAGAIN ? "timed out retrying"
 				: redirect == LKC_RTOPO_READONLY ? "no writable master" : "too many redirections",
-				lkc_rtopo_slot(key, key_len), text);
+				lkc_rtopo_slot(key, key_len), migrating ? ", which is being migrated" : "", text);
 		}
 		lkc_rs_free_replies(replies, n);
 		switch (redirect) {
@@ -1347,8 +1453,8 @@ static lkc_rc lkc_rs_send(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_
 			default:
 				lkc_rs_nap(op, nap);
 				nap = nap * 2 < LKC_RS_RETRY_NAP_MAX ? nap * 2 : LKC_RS_RETRY_NAP_MAX;
-				/* A cluster down for long may have failed over: its map is read again. */
-				if (nap == LKC_RS_RETRY_NAP_MAX) {
+				/* A cluster down for long may have failed over: its map is read again (a migration is no failover). */
+				if (nap == LKC_RS_RETRY_NAP_MAX && !migrating) {
 					lkc_rtopo_forget(&s->topo);
 				}
 				break;
@@ -1367,36 +1473,70 @@ static void lkc_rs_scripts_init(void)
 /*
  * Runs a script on a resource's lock key with nargs arguments, by its SHA-1,
  * loading it with EVAL when the server's script cache does not have it
- * (restart, SCRIPT FLUSH). arg_lens gives the arguments' lengths (an owner
- * chosen by the caller may hold NUL bytes), NULL when all are text.
- * *reply is the caller's to free.
+ * (restart, SCRIPT FLUSH). The keys it gets are the lock key, the keys the
+ * script declares after it, and the wake lists of lists (NULL: none).
+ * arg_lens gives the arguments' lengths (an owner chosen by the caller may
+ * hold NUL bytes), NULL when all are text. *reply is the caller's to free.
  */
 static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
-	const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply, lkc_err *err)
+	const lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply,
+	lkc_err *err)
 {
 	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
-	const char *argv[4 + 8];
-	size_t lens[4 + 8];
-	lkc_rs_cmd cmd = { 4 + nargs, argv, lens };
+	int nfixed = 1, nlists = lua->lists && lists != NULL ? lists->n : 0, argc, at = 3;
+	size_t size = 24;
+	const char **argv;
+	size_t *lens;
+	char *mem, *next;
+	lkc_rs_cmd cmd;
 	lkc_rc rc;
 
+	while (lua->keys[nfixed - 1] != NULL) {
+		size += key_len + strlen(lua->keys[nfixed - 1]);
+		nfixed++;
+	}
+	size += (size_t) nlists * (key_len + 3 + 21);
+	argc = 3 + nfixed + nlists + nargs;
+	/* One allocation for the arguments, their lengths and the keys built from the lock key. */
+	mem = malloc((size_t) argc * (sizeof(*argv) + sizeof(*lens)) + size);
+	if (mem == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
+	}
+	argv = (const char **) (void *) mem;
+	lens = (size_t *) (void *) (mem + (size_t) argc * sizeof(*argv));
+	next = mem + (size_t) argc * (sizeof(*argv) + sizeof(*lens));
 	argv[0] = "EVALSHA";
 	lens[0] = 7;
 	argv[1] = lua->sha;
 	lens[1] = 40;
-	argv[2] = "1";
-	lens[2] = 1;
-	argv[3] = key;
-	lens[3] = key_len;
+	argv[2] = next;
+	lens[2] = (size_t) sprintf(next, "%d", nfixed + nlists);
+	next += lens[2] + 1;
+	argv[at] = key;
+	lens[at++] = key_len;
+	for (int i = 0; lua->keys[i] != NULL; i++) {
+		size_t n = strlen(lua->keys[i]);
+
+		memcpy(next, key, key_len);
+		memcpy(next + key_len, lua->keys[i], n);
+		argv[at] = next;
+		lens[at++] = key_len + n;
+		next += key_len + n;
+	}
+	for (int i = 0; i < nlists; i++) {
+		memcpy(next, key, key_len);
+		argv[at] = next;
+		lens[at++] = key_len + (size_t) sprintf(next + key_len, ":w:%lld", (long long) lists->ticket[i]);
+		next += lens[at - 1] + 1;
+	}
 	for (int i = 0; i < nargs; i++) {
-		argv[4 + i] = args[i];
-		lens[4 + i] = arg_lens != NULL ? arg_lens[i] : strlen(args[i]);
+		argv[at] = args[i];
+		lens[at++] = arg_lens != NULL ? arg_lens[i] : strlen(args[i]);
 	}
+	cmd = (lkc_rs_cmd) { argc, argv, lens };
 	rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
-	if (rc != LKC_OK) {
-		return rc;
-	}
-	if ((*reply)->type == REDIS_REPLY_ERROR && (*reply)->len >= 8 && memcmp((*reply)->str, "NOSCRIPT", 8) == 0) {
+	if (rc == LKC_OK && (*reply)->type == REDIS_REPLY_ERROR && (*reply)->len >= 8
+		&& memcmp((*reply)->str, "NOSCRIPT", 8) == 0) {
 		/* The server refused before running anything, so sending the body is not a second run. */
 		freeReplyObject(*reply);
 		*reply = NULL;
@@ -1405,11 +1545,9 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 		argv[1] = lua->body;
 		lens[1] = strlen(lua->body);
 		rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
-		if (rc != LKC_OK) {
-			return rc;
-		}
 	}
-	if ((*reply)->type == REDIS_REPLY_ERROR) {
+	free(mem);
+	if (rc == LKC_OK && (*reply)->type == REDIS_REPLY_ERROR) {
 		rc = lkc_rs_unexpected(s, lua->name, *reply, err);
 		freeReplyObject(*reply);
 		*reply = NULL;
@@ -1417,15 +1555,149 @@ static lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char
 	return rc;
 }
 
-/* As lkc_rs_eval, for a script that answers an integer, sent again on a new connection when a failure leaves it unknown whether it ran. */
+/* Adds ticket to lists unless it is there; 0, or -1 when lists is full. */
+static int lkc_rs_lists_add(lkc_rs_lists *lists, int64_t ticket)
+{
+	for (int i = 0; i < lists->n; i++) {
+		if (lists->ticket[i] == ticket) {
+			return 0;
+		}
+	}
+	if (lists->n == LKC_RS_LISTS_MAX) {
+		return -1;
+	}
+	lists->ticket[lists->n++] = ticket;
+	return 0;
+}
+
+/* A ticket a script answered (a bulk string of digits), 0 when it is none. */
+static int64_t lkc_rs_ticket_of(const redisReply *reply)
+{
+	char digits[24];
+	char *end;
+	long long n;
+
+	if (reply->type != REDIS_REPLY_STRING || reply->len == 0 || reply->len >= sizeof(digits)) {
+		return 0;
+	}
+	memcpy(digits, reply->str, reply->len);
+	digits[reply->len] = '\0';
+	n = strtoll(digits, &end, 10);
+	return *end == '\0' && n > 0 ? n : 0;
+}
+
+/*
+ * Pushes the wake-ups a script left to us (hints: "y<ticket>", "c<ticket>",
+ * "f<ticket>", see the deliver script) with the deliver script, which
+ * declares their lists. Best effort: a hand-off it does not push is taken
+ * by its waiter's own next step, a hint only saves a waiter some sleep.
+ */
+static void lkc_rs_deliver(lkc_rs_store *s, lkc_rs_op *op, const char *key, size_t key_len,
+	const redisReply *const *hints, int n)
+{
+	const char *args[LKC_RS_LISTS_MAX];
+	size_t lens[LKC_RS_LISTS_MAX];
+	lkc_rs_lists lists = { .n = 0 };
+	redisReply *reply = NULL;
+	lkc_err ignored;
+	int nargs = 0;
+
+	for (int i = 0; i < n && nargs < LKC_RS_LISTS_MAX; i++) {
+		int64_t ticket;
+
+		if (hints[i]->type != REDIS_REPLY_STRING || hints[i]->len < 2) {
+			continue;
+		}
+		ticket = strtoll(hints[i]->str + 1, NULL, 10);
+		if (ticket > 0 && lkc_rs_lists_add(&lists, ticket) == 0) {
+			args[nargs] = hints[i]->str;
+			lens[nargs++] = hints[i]->len;
+		}
+	}
+	if (nargs > 0 && lkc_rs_eval(s, op, LKC_RS_DELIVER, key, key_len, &lists, args, lens, nargs, &reply, &ignored)
+		== LKC_OK) {
+		freeReplyObject(reply);
+	}
+}
+
+/*
+ * Runs a script as lkc_rs_eval does, and reads the answer of one that takes
+ * wake lists (see lib/end.lua): a "need" (the script wrote nothing) is sent
+ * again with the lists it names added to lists (NULL: the call declares none
+ * of its own); the hints are pushed (lkc_rs_deliver); heads (NULL: not
+ * wanted) gets the guess of the next tickets, 0 when the answer has none.
+ * *result is the script's own result, inside *reply, which is the caller's
+ * to free.
+ */
+static lkc_rc lkc_rs_run(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
+	lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, int64_t heads[2],
+	redisReply **reply, const redisReply **result, lkc_err *err)
+{
+	lkc_rs_lists none = { .n = 0 };
+
+	if (lists == NULL) {
+		lists = &none;
+	}
+	for (int tries = 0;; tries++) {
+		const redisReply *r;
+		lkc_rc rc = lkc_rs_eval(s, op, script, key, key_len, lists, args, arg_lens, nargs, reply, err);
+
+		if (rc != LKC_OK) {
+			return rc;
+		}
+		r = *reply;
+		*result = r;
+		if (!lkc_rs_scripts[script].lists) {
+			return LKC_OK;
+		}
+		if (r->type == REDIS_REPLY_ARRAY && r->elements >= 2 && r->element[0]->type == REDIS_REPLY_STRING
+			&& r->element[0]->len == 4 && memcmp(r->element[0]->str, "need", 4) == 0) {
+			int full = 0;
+
+			for (size_t i = 1; i < r->elements; i++) {
+				int64_t ticket = lkc_rs_ticket_of(r->element[i]);
+
+				full |= ticket == 0 || lkc_rs_lists_add(lists, ticket) != 0;
+			}
+			if (full || tries == 3) {
+				rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, r, err);
+				freeReplyObject(*reply);
+				*reply = NULL;
+				return rc;
+			}
+			freeReplyObject(*reply);
+			*reply = NULL;
+			continue;
+		}
+		if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
+			rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, r, err);
+			freeReplyObject(*reply);
+			*reply = NULL;
+			return rc;
+		}
+		*result = r->element[0];
+		if (heads != NULL) {
+			heads[0] = lkc_rs_ticket_of(r->element[1]);
+			heads[1] = lkc_rs_ticket_of(r->element[2]);
+		}
+		if (r->elements > 3) {
+			lkc_rs_deliver(s, op, key, key_len, (const redisReply *const *) r->element + 3, (int) r->elements - 3);
+		}
+		return LKC_OK;
+	}
+}
+
+/* As lkc_rs_run, for a script that answers an integer, sent again on a new connection when a failure leaves it unknown whether it ran. */
 static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
-	const char *const *args, const size_t *arg_lens, int nargs, long long *result, lkc_err *err)
+	lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, int64_t heads[2],
+	long long *result, lkc_err *err)
 {
 	redisReply *reply;
+	const redisReply *r;
 	lkc_rc rc;
 
 	for (;;) {
-		rc = lkc_rs_eval(s, op, script, key, key_len, args, arg_lens, nargs, &reply, err);
+		rc = lkc_rs_run(s, op, script, key, key_len, lists, args, arg_lens, nargs, heads, &reply, &r, err);
 		if (!lkc_rs_may_recover(op, rc)) {
 			break;
 		}
@@ -1434,10 +1706,10 @@ static lkc_rc lkc_rs_eval_int(lkc_rs_store *s, lkc_rs_op *op, int script, const 
 	if (rc != LKC_OK) {
 		return rc;
 	}
-	if (reply->type == REDIS_REPLY_INTEGER) {
-		*result = reply->integer;
+	if (r->type == REDIS_REPLY_INTEGER) {
+		*result = r->integer;
 	} else {
-		rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, reply, err);
+		rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, r, err);
 	}
 	freeReplyObject(reply);
 	return rc;
@@ -1450,7 +1722,7 @@ static lkc_rc lkc_rs_state(lkc_rs_store *s, lkc_rs_op *op, const char *key, size
 	const char *args[2] = { owner, s->cfg.fair ? "1" : "0" };
 	const size_t lens[2] = { owner_len, 1 };
 
-	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, args, lens, 2, state, err);
+	return lkc_rs_eval_int(s, op, LKC_RS_CHECK, key, key_len, NULL, args, lens, 2, NULL, state, err);
 }
 
 /*
@@ -1477,8 +1749,13 @@ static lkc_rc lkc_rs_hold_result(const lkc_rs_store *s, lkc_hold *hold, const ch
 typedef struct {
 	char *key;               /* the lock key */
 	size_t key_len;
-	char *wake;              /* our wake list, when we may wait */
+	char *wake;              /* our wake list, P{R}:w:<ticket>, once we have a ticket (room for any) */
 	size_t wake_len;
+	char *shared;            /* the list we also sleep on: P{R}:wl (a waiter), P{R}:fl (a waitUntilFree() caller) */
+	size_t shared_len;
+	int64_t ticket;          /* the ticket our wake list is named by, 0 none yet */
+	char ticket_arg[24];     /* as text, "" none */
+	lkc_rs_lists lists;      /* what a step declares: our list, and those a watch message named */
 	const char *owner;       /* the hold's owner, owner_len bytes */
 	size_t owner_len;
 	char ttl[24];            /* ms, "" for none */
@@ -1502,6 +1779,7 @@ typedef struct {
 	int64_t bound;
 	uint64_t sent_ns;        /* monotonic time the step was first sent: before it ran */
 	int64_t server_ms;       /* the server's time when it ran (queued answers), -1 unknown */
+	int64_t heads[2];        /* taken: the tickets a release is guessed to serve (see heads in lib/core.lua) */
 } lkc_rs_answer;
 
 /* Frees what lkc_rs_req_init allocated. */
@@ -1509,28 +1787,45 @@ static void lkc_rs_req_free(lkc_rs_req *req)
 {
 	free(req->key);
 	free(req->wake);
-	req->key = req->wake = NULL;
+	free(req->shared);
+	req->key = req->wake = req->shared = NULL;
 }
 
-/* Prepares the steps of an acquire in mode; the wake list only when waiting. 0, or -1 when out of memory. */
+/* Names our wake list by ticket (0: none yet); a step declares it first. */
+static void lkc_rs_req_ticket(lkc_rs_req *req, int64_t ticket)
+{
+	req->ticket = ticket;
+	req->lists.n = 0;
+	req->ticket_arg[0] = '\0';
+	req->wake_len = 0;
+	if (ticket > 0) {
+		snprintf(req->ticket_arg, sizeof(req->ticket_arg), "%lld", (long long) ticket);
+		req->wake_len = req->key_len + (size_t) sprintf(req->wake + req->key_len, ":w:%s", req->ticket_arg);
+		req->lists.ticket[req->lists.n++] = ticket;
+	}
+}
+
+/*
+ * Prepares the steps of an acquire in mode; the wake lists only when
+ * waiting (shared: the suffix of the list slept on besides our own). 0, or
+ * -1 when out of memory.
+ */
 static int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hold *hold, lkc_mode mode,
-	int64_t ttl_ms, int waiting)
+	int64_t ttl_ms, const char *shared)
 {
 	memset(req, 0, sizeof(*req));
 	req->key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &req->key_len);
 	if (req->key == NULL) {
 		return -1;
 	}
-	if (waiting) {
-		req->wake_len = req->key_len + 3 + hold->owner_len;
-		req->wake = malloc(req->wake_len + 1);
-		if (req->wake == NULL) {
+	if (shared != NULL) {
+		req->wake = malloc(req->key_len + 3 + 21);
+		req->shared = lkc_rs_subkey(req->key, req->key_len, shared, &req->shared_len);
+		if (req->wake == NULL || req->shared == NULL) {
 			lkc_rs_req_free(req);
 			return -1;
 		}
 		memcpy(req->wake, req->key, req->key_len);
-		memcpy(req->wake + req->key_len, ":w:", 3);
-		memcpy(req->wake + req->key_len + 3, hold->owner, hold->owner_len + 1);
 	}
 	req->owner = hold->owner;
 	req->owner_len = hold->owner_len;
@@ -1545,7 +1840,7 @@ static int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hol
 	return 0;
 }
 
-/* Reads the acquire script's answer (see there). */
+/* Reads the acquire script's result (see there). */
 static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_rs_answer *ans, lkc_err *err)
 {
 	ans->fence = -1;
@@ -1560,33 +1855,37 @@ static lkc_rc lkc_rs_read_answer(lkc_rs_store *s, const redisReply *reply, lkc_r
 		}
 		return LKC_OK;
 	}
-	if (reply->type == REDIS_REPLY_ARRAY && (reply->elements == 2 || reply->elements == 3)
+	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 4
 		&& reply->element[0]->type == REDIS_REPLY_INTEGER && reply->element[0]->integer == -3
-		&& reply->element[1]->type == REDIS_REPLY_INTEGER) {
+		&& reply->element[1]->type == REDIS_REPLY_INTEGER && reply->element[2]->type == REDIS_REPLY_INTEGER
+		&& lkc_rs_ticket_of(reply->element[3]) > 0) {
 		ans->outcome = LKC_RS_QUEUED;
 		ans->bound = reply->element[1]->integer;
-		if (reply->elements == 3 && reply->element[2]->type == REDIS_REPLY_INTEGER) {
-			ans->server_ms = reply->element[2]->integer;
-		}
+		ans->server_ms = reply->element[2]->integer;
 		return LKC_OK;
 	}
 	return lkc_rs_unexpected(s, "the acquire script", reply, err);
 }
 
-/* Runs one step of the acquire script (how: 't', 'q', 'l' or 'i', see there). */
-static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_rs_answer *ans, lkc_err *err)
+/*
+ * Runs one step of the acquire script (how: 't', 'q', 'l' or 'i', see
+ * there); a queued answer names our wake list by its ticket.
+ */
+static lkc_rc lkc_rs_step(lkc_rs_store *s, lkc_rs_req *req, char how, lkc_rs_answer *ans, lkc_err *err)
 {
 	char flags[5] = { req->want, how, req->fair, req->held, '\0' };
-	const char *args[4] = { req->owner, req->ttl, flags, req->stay };
-	const size_t lens[4] = { req->owner_len, strlen(req->ttl), 4, strlen(req->stay) };
+	const char *args[5] = { req->owner, req->ttl, flags, req->stay, req->ticket_arg };
+	const size_t lens[5] = { req->owner_len, strlen(req->ttl), 4, strlen(req->stay), strlen(req->ticket_arg) };
 	redisReply *reply;
+	const redisReply *result;
 	lkc_rs_op op;
 	lkc_rc rc;
 	uint64_t sent = lkc_now_ns();
 
 	lkc_rs_op_start(s, &op);
 	for (;;) {
-		rc = lkc_rs_eval(s, &op, LKC_RS_ACQUIRE, req->key, req->key_len, args, lens, 4, &reply, err);
+		rc = lkc_rs_run(s, &op, LKC_RS_ACQUIRE, req->key, req->key_len, &req->lists, args, lens, 5, ans->heads,
+			&reply, &result, err);
 		if (rc == LKC_OK) {
 			break;
 		}
@@ -1596,35 +1895,107 @@ static lkc_rc lkc_rs_step(lkc_rs_store *s, const lkc_rs_req *req, char how, lkc_
 		}
 		op.recovered = 1;
 	}
-	rc = lkc_rs_read_answer(s, reply, ans, err);
+	rc = lkc_rs_read_answer(s, result, ans, err);
 	ans->sent_ns = sent;
+	if (rc == LKC_OK && ans->outcome == LKC_RS_QUEUED && req->wake != NULL) {
+		lkc_rs_req_ticket(req, lkc_rs_ticket_of(result->element[3]));
+	} else if (rc == LKC_OK && req->wake != NULL) {
+		/* What a watch message named was for this step. */
+		req->lists.n = req->ticket > 0 ? 1 : 0;
+	}
 	freeReplyObject(reply);
 	return rc;
 }
 
+/* Reads "<n>" or "<n>:<m>" after a message's '#' into heads, 0 for what is not there. */
+static void lkc_rs_read_heads(const char *text, int64_t heads[2])
+{
+	char *end;
+
+	heads[0] = strtoll(text, &end, 10);
+	heads[1] = *end == ':' ? strtoll(end + 1, NULL, 10) : 0;
+	for (int i = 0; i < 2; i++) {
+		heads[i] = heads[i] > 0 ? heads[i] : 0;
+	}
+}
+
+/* What woke a sleep (see the top of this file). */
+typedef struct {
+	char why;                /* the message's first byte, 0 when none came */
+	int64_t fence;           /* "y<n>": n, else -1 */
+	int64_t at;              /* "y...@<t>": the server's time of the hand-off, else -1 */
+	int64_t heads[2];        /* "y...#<a>:<b>": the tickets the hold's release is guessed to serve */
+	lkc_rs_lists watch;      /* "w<t>,<t>...": the hand-offs to look at */
+} lkc_rs_woken;
+
+/* Reads a wake message of len bytes. */
+static void lkc_rs_read_woken(const char *msg, size_t len, lkc_rs_woken *woken)
+{
+	char text[256];
+	char *end, *p;
+	long long n;
+
+	woken->why = msg[0];
+	if (len >= sizeof(text)) {
+		return;
+	}
+	memcpy(text, msg, len);
+	text[len] = '\0';
+	if (woken->why == 'w') {
+		for (p = text + 1; *p != '\0'; p = *end == ',' ? end + 1 : end) {
+			n = strtoll(p, &end, 10);
+			if (end == p || n <= 0 || lkc_rs_lists_add(&woken->watch, n) != 0) {
+				break;
+			}
+		}
+		return;
+	}
+	if (woken->why != 'y') {
+		return;
+	}
+	n = strtoll(text + 1, &end, 10);
+	if ((*end == '\0' || *end == '@' || *end == '#') && n > 0) {
+		woken->fence = n;
+	}
+	if (*end == '@') {
+		n = strtoll(end + 1, &end, 10);
+		if ((*end == '\0' || *end == '#') && n > 0) {
+			woken->at = n;
+		}
+	}
+	if (*end == '#') {
+		lkc_rs_read_heads(end + 1, woken->heads);
+	}
+}
+
 /*
- * Sleeps in BLPOP on our wake list for at most ms (and LKC_RS_SLEEP_SLACK,
- * after which the connection goes), asking Redis for ask ms (<= ms: a sleep
- * whose end need not be precise asks for less, so that Redis's late tick ends
- * it before our deadline); *why is the first byte of
- * the message that woke us, 0 when none came, *fence the token a "y<n>"
- * carried (-1 none) and *at the server's time of a hand-off (-1 none). A signal the host wants handled ends the sleep
+ * Sleeps in BLPOP on our wake list and the shared one for at most ms (and
+ * LKC_RS_SLEEP_SLACK, after which the connection goes), asking Redis for
+ * ask ms (<= ms: a sleep whose end need not be precise asks for less, so
+ * that Redis's late tick ends it before our deadline); *woken says what
+ * woke us. A signal the host wants handled ends the sleep
  * (LKC_INTERRUPTED) and drops the connection, which is blocked mid-command.
  */
-static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, int64_t ms, char *why,
-	int64_t *fence, int64_t *at, lkc_err *err)
+static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, int64_t ms, lkc_rs_woken *woken,
+	lkc_err *err)
 {
 	char secs[32];
-	const char *argv[3] = { "BLPOP", req->wake, secs };
-	size_t lens[3] = { 5, req->wake_len, 0 };
-	lkc_rs_cmd cmd = { 3, argv, lens };
+	const char *argv[4] = { "BLPOP" };
+	size_t lens[4] = { 5 };
+	lkc_rs_cmd cmd = { 1, argv, lens };
 	redisReply *reply;
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	*why = 0;
-	*fence = -1;
-	*at = -1;
+	memset(woken, 0, sizeof(*woken));
+	woken->fence = -1;
+	woken->at = -1;
+	if (req->wake_len > 0) {
+		argv[cmd.argc] = req->wake;
+		lens[cmd.argc++] = req->wake_len;
+	}
+	argv[cmd.argc] = req->shared;
+	lens[cmd.argc++] = req->shared_len;
 	/* Redis 6 and later take fractions of a second; 0 would mean forever, so a sleep lasts 1 ms at least. */
 	if (ms < 1) {
 		ms = 1;
@@ -1633,7 +2004,8 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, 
 		ask = ms;
 	}
 	snprintf(secs, sizeof(secs), "%lld.%03lld", (long long) (ask / 1000), (long long) (ask % 1000));
-	lens[2] = strlen(secs);
+	argv[cmd.argc] = secs;
+	lens[cmd.argc++] = strlen(secs);
 	op.deadline = lkc_rs_deadline(ms + LKC_RS_SLEEP_SLACK);
 	op.sent = 0;
 	op.recovered = 0;
@@ -1649,27 +2021,7 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, 
 	}
 	if (reply->type == REDIS_REPLY_ARRAY && reply->elements == 2 && reply->element[1]->type == REDIS_REPLY_STRING
 		&& reply->element[1]->len > 0) {
-		const redisReply *msg = reply->element[1];
-
-		*why = msg->str[0];
-		if (*why == 'y' && msg->len > 1 && msg->len < 48) {
-			char digits[48];
-			char *end;
-			long long n;
-
-			memcpy(digits, msg->str + 1, msg->len - 1);
-			digits[msg->len - 1] = '\0';
-			n = strtoll(digits, &end, 10);
-			if ((*end == '\0' || *end == '@') && n > 0) {
-				*fence = n;
-			}
-			if (*end == '@') {
-				n = strtoll(end + 1, &end, 10);
-				if (*end == '\0' && n > 0) {
-					*at = n;
-				}
-			}
-		}
+		lkc_rs_read_woken(reply->element[1]->str, reply->element[1]->len, woken);
 	} else if (reply->type != REDIS_REPLY_NIL) {
 		rc = lkc_rs_unexpected(s, "BLPOP", reply, err);
 	}
@@ -1682,7 +2034,7 @@ static lkc_rc lkc_rs_sleep(lkc_rs_store *s, const lkc_rs_req *req, int64_t ask, 
  * to us meanwhile. Best effort: when the server cannot be reached, our entry
  * dies with its liveness deadline and a hold handed to us with its grace.
  */
-static lkc_rc lkc_rs_wait_interrupted(lkc_rs_store *s, const lkc_rs_req *req, int queued, lkc_err *err)
+static lkc_rc lkc_rs_wait_interrupted(lkc_rs_store *s, lkc_rs_req *req, int queued, lkc_err *err)
 {
 	if (queued) {
 		lkc_err ignored;
@@ -1733,7 +2085,7 @@ static uint64_t lkc_rs_granted_at(const lkc_rs_answer *queued, int64_t at)
  * entry behind when the server can still be reached. The hold's granted_ns
  * says when it was granted.
  */
-static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, const lkc_rs_answer *queued,
+static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req, const lkc_rs_answer *queued,
 	int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_answer last = *queued;
@@ -1745,8 +2097,8 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 	int64_t nap = bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 
 	for (;;) {
-		int64_t left, ms, fence, at;
-		char why;
+		int64_t left, ms;
+		lkc_rs_woken woken;
 		lkc_rc rc;
 
 		/* Also asked without a signal: one that came between two system calls ended none of them. */
@@ -1763,6 +2115,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			if (ans.outcome == LKC_RS_TAKEN) {
 				hold->fence = ans.fence;
 				hold->granted_ns = ans.sent_ns;
+				memcpy(hold->next, ans.heads, sizeof(hold->next));
 				return LKC_OK;
 			}
 			if (ans.outcome != LKC_RS_QUEUED) {
@@ -1790,8 +2143,7 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 		 * deadline, and a long wait keeps its connection.
 		 */
 		ms = nap < left ? nap : left;
-		rc = lkc_rs_sleep(s, req, ms == LKC_RS_WAIT_CAP && ms < left ? ms - LKC_RS_REDIS_TICK : ms, ms,
-			&why, &fence, &at, err);
+		rc = lkc_rs_sleep(s, req, ms == LKC_RS_WAIT_CAP && ms < left ? ms - LKC_RS_REDIS_TICK : ms, ms, &woken, err);
 		if (rc == LKC_INTERRUPTED) {
 			return lkc_rs_wait_interrupted(s, req, 1, err);
 		}
@@ -1813,16 +2165,20 @@ static lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req
 			continue;
 		}
 		failed_sleep = 0;
-		if (why == 'y') {
+		if (woken.why == 'y') {
 			/* Handed to us by whoever freed it: the reply is the acquisition, with its fencing token. */
-			hold->fence = req->want == 'w' ? fence : -1;
-			hold->granted_ns = lkc_rs_granted_at(&last, at);
+			hold->fence = req->want == 'w' ? woken.fence : -1;
+			hold->granted_ns = lkc_rs_granted_at(&last, woken.at);
+			memcpy(hold->next, woken.heads, sizeof(hold->next));
 			return LKC_OK;
 		}
 		/* We watch a hand-off: if it is not picked up within the grace, our next step breaks it. */
-		step = why != 'w';
+		step = woken.why != 'w';
 		if (!step) {
 			nap = LKC_RS_GRACE + 1;
+			for (int i = 0; i < woken.watch.n; i++) {
+				lkc_rs_lists_add(&req->lists, woken.watch.ticket[i]);
+			}
 		}
 	}
 }
@@ -1849,7 +2205,7 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
 	lkc_rc rc;
 
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_FENCE, key, key_len, args, lens, 1, &result, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FENCE, key, key_len, NULL, args, lens, 1, NULL, &result, err);
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -1873,26 +2229,28 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
  * settled by asking who holds the resource, and the attempt is sent again
  * only when nobody does.
  */
-static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req *req, lkc_err *err)
+static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req, lkc_err *err)
 {
-	static const char *names[6] = { "MULTI", "SET", "INCR", "PEXPIRE", "EXISTS", "EXEC" };
-	/* The fencing counter and the hand-off records, in one allocation: this is every single attempt's path. */
+	static const char *names[7] = { "MULTI", "SET", "INCR", "PEXPIRE", "EXISTS", "GET", "EXEC" };
+	/* The fencing counter, the hand-off records and the tickets, in one allocation: this is every single attempt's path. */
 	size_t sub_len = req->key_len + 2;
-	char *keys = malloc(2 * (sub_len + 1));
+	char *keys = malloc(3 * (sub_len + 1));
 	char *counter = keys, *handed = keys != NULL ? keys + sub_len + 1 : NULL;
+	char *tickets = keys != NULL ? keys + 2 * (sub_len + 1) : NULL;
 	const char *multi[1] = { "MULTI" }, *exec[1] = { "EXEC" };
 	const char *set[6] = { "SET", req->key, hold->owner, "NX", "PX", req->ttl };
 	char keep[24];
-	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed };
+	const char *incr[2] = { "INCR", counter }, *exists[2] = { "EXISTS", handed }, *get[2] = { "GET", tickets };
 	const char *expire[3] = { "PEXPIRE", counter, keep };
 	size_t multi_len[1] = { 5 }, exec_len[1] = { 4 };
 	size_t set_len[6] = { 3, req->key_len, req->owner_len, 2, 2, strlen(req->ttl) };
-	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len }, expire_len[3] = { 7, sub_len, 0 };
-	lkc_rs_cmd cmds[6] = {
+	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len }, get_len[2] = { 3, sub_len };
+	size_t expire_len[3] = { 7, sub_len, 0 };
+	lkc_rs_cmd cmds[7] = {
 		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, incr, incr_len },
-		{ 3, expire, expire_len }, { 2, exists, exists_len }, { 1, exec, exec_len },
+		{ 3, expire, expire_len }, { 2, exists, exists_len }, { 2, get, get_len }, { 1, exec, exec_len },
 	};
-	redisReply *replies[6], *outcome;
+	redisReply *replies[7], *outcome;
 	long long ttl = req->ttl[0] != '\0' ? strtoll(req->ttl, NULL, 10) : 0;
 	lkc_rs_op op;
 	lkc_rc rc;
@@ -1905,6 +2263,8 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	memcpy(counter + req->key_len, ":f", 3);
 	memcpy(handed, req->key, req->key_len);
 	memcpy(handed + req->key_len, ":h", 3);
+	memcpy(tickets, req->key, req->key_len);
+	memcpy(tickets + req->key_len, ":t", 3);
 	/* The counter's life, as the scripts' bump() gives it. */
 	snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
 		? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
@@ -1913,22 +2273,9 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 	for (;;) {
 		long long state;
 
-		rc = lkc_rs_send(s, &op, req->key, req->key_len, cmds, 6, replies, err);
+		rc = lkc_rs_send(s, &op, req->key, req->key_len, cmds, 7, replies, err);
 		if (rc == LKC_OK) {
 			break;
-		}
-		if (s->ask_unstable) {
-			lkc_rs_answer ans;
-
-			/* The slot is moving and its new node lacks keys of the resource: the script's one key goes there. */
-			free(keys);
-			rc = lkc_rs_step(s, req, 't', &ans, err);
-			if (rc == LKC_OK && ans.outcome == LKC_RS_TAKEN) {
-				hold->fence = ans.fence;
-			} else if (rc == LKC_OK) {
-				rc = lkc_rs_busy(s, ans.outcome, err);
-			}
-			return rc;
 		}
 		if (!lkc_rs_may_recover(&op, rc)) {
 			free(keys);
@@ -1949,31 +2296,36 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
 	}
 	free(keys);
-	outcome = replies[5];
+	outcome = replies[6];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
-	for (int i = 0; i < 6 && rc == LKC_OK; i++) {
+	for (int i = 0; i < 7 && rc == LKC_OK; i++) {
 		if (replies[i]->type == REDIS_REPLY_ERROR) {
 			rc = lkc_rs_refused(s, names[i], replies[i], err);
 		}
 	}
-	for (int i = 1; i < 5 && rc == LKC_OK; i++) {
+	for (int i = 1; i < 6 && rc == LKC_OK; i++) {
 		if (!lkc_rs_is_status(replies[i], "QUEUED")) {
 			rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
 		}
 	}
-	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 4
+	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY || outcome->elements != 5
 		|| outcome->element[1]->type != REDIS_REPLY_INTEGER || outcome->element[3]->type != REDIS_REPLY_INTEGER)) {
 		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
 	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
+		int64_t last = lkc_rs_ticket_of(outcome->element[4]);
+
 		hold->fence = outcome->element[1]->integer;
+		/* Nobody was queued (the lock key was free), so the next two arrivals will head the queue. */
+		hold->next[0] = last > 0 ? last + 1 : 0;
+		hold->next[1] = last > 0 ? last + 2 : 0;
 	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
 		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
 		stale = outcome->element[3]->integer > 0;
 	} else if (rc == LKC_OK) {
 		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
 	}
-	lkc_rs_free_replies(replies, 6);
+	lkc_rs_free_replies(replies, 7);
 	if (stale) {
 		lkc_rs_answer ans;
 
@@ -1984,6 +2336,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, const lkc_rs_req
 		rc = lkc_rs_step(s, req, 't', &ans, err);
 		if (rc == LKC_OK && ans.outcome == LKC_RS_TAKEN) {
 			hold->fence = ans.fence;
+			memcpy(hold->next, ans.heads, sizeof(hold->next));
 		} else if (rc == LKC_OK) {
 			rc = lkc_rs_busy(s, ans.outcome, err);
 		}
@@ -2048,6 +2401,17 @@ static lkc_rc lkc_rs_replicated(lkc_rs_store *s, const char *what, lkc_err *err)
 	return rc;
 }
 
+/* The wake lists our hold's release or refresh declares: those of the tickets it guessed would head the queue. */
+static void lkc_rs_guessed(const lkc_hold *hold, lkc_rs_lists *lists)
+{
+	lists->n = 0;
+	for (int i = 0; i < 2; i++) {
+		if (hold->next[i] > 0) {
+			lkc_rs_lists_add(lists, hold->next[i]);
+		}
+	}
+}
+
 /*
  * The lock key holds the writer's owner or "shared" for readers: an owner of
  * that name would pass for the readers (and they for it). LKC_OK when the
@@ -2077,7 +2441,7 @@ static lkc_rc lkc_rs_take(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
 		return err->code;
 	}
-	if (lkc_rs_req_init(s, &req, hold, mode, ttl_ms, wait_ms != 0) != 0) {
+	if (lkc_rs_req_init(s, &req, hold, mode, ttl_ms, wait_ms != 0 ? ":wl" : NULL) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	s->interrupted = 0;
@@ -2095,6 +2459,7 @@ static lkc_rc lkc_rs_take(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	if (rc == LKC_OK) {
 		if (ans.outcome == LKC_RS_TAKEN) {
 			hold->fence = ans.fence;
+			memcpy(hold->next, ans.heads, sizeof(hold->next));
 		} else if (ans.outcome == LKC_RS_QUEUED) {
 			rc = lkc_rs_wait(s, hold, &req, &ans, wait_ms, err);
 		} else {
@@ -2166,6 +2531,7 @@ static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_
 	size_t lens[3] = { hold->owner_len, 0, 1 };
 	size_t key_len;
 	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	lkc_rs_lists lists;
 	lkc_rs_op op;
 	lkc_rc rc;
 
@@ -2179,20 +2545,22 @@ static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_
 	lens[1] = (size_t) snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
+	lkc_rs_guessed(hold, &lists);
 	for (;;) {
 		redisReply *reply;
+		const redisReply *result;
 		long long state;
 
-		rc = lkc_rs_eval(s, &op, LKC_RS_RELEASE, key, key_len, args, lens, 3, &reply, err);
+		rc = lkc_rs_run(s, &op, LKC_RS_RELEASE, key, key_len, &lists, args, lens, 3, NULL, &reply, &result, err);
 		if (rc == LKC_OK) {
-			if (reply->type == REDIS_REPLY_INTEGER && (reply->integer == 0 || reply->integer == -1) && hold->unsure
+			if (result->type == REDIS_REPLY_INTEGER && (result->integer == 0 || result->integer == -1) && hold->unsure
 				&& hold->expires_ns != 0 && lkc_now_ns() < hold->expires_ns) {
 				/* Our hold cannot have run out yet: it went with our last release, whose answer was lost. */
 				rc = LKC_OK;
-			} else if (reply->type == REDIS_REPLY_INTEGER) {
-				rc = lkc_rs_hold_result(s, hold, "release", reply->integer, err);
+			} else if (result->type == REDIS_REPLY_INTEGER) {
+				rc = lkc_rs_hold_result(s, hold, "release", result->integer, err);
 			} else {
-				rc = lkc_rs_unexpected(s, "the release script", reply, err);
+				rc = lkc_rs_unexpected(s, "the release script", result, err);
 			}
 			freeReplyObject(reply);
 			break;
@@ -2243,6 +2611,7 @@ static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms
 	size_t key_len;
 	char *key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	long long result = 0;
+	lkc_rs_lists lists;
 	lkc_rs_op op;
 	lkc_rc rc;
 
@@ -2258,8 +2627,9 @@ static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms
 	}
 	lens[1] = strlen(ttl);
 	lkc_rs_op_start(s, &op);
+	lkc_rs_guessed(hold, &lists);
 	/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, args, lens, 2, &result, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_REFRESH, key, key_len, &lists, args, lens, 2, hold->next, &result, err);
 	if (rc == LKC_OK) {
 		rc = lkc_rs_hold_result(s, hold, "refresh", result, err);
 	}
@@ -2374,7 +2744,7 @@ static lkc_rc lkc_rs_force_release_io(lkc_store *store, const char *resource, si
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	lkc_rs_op_start(s, &op);
-	rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, key, key_len, args, NULL, 1, &n, err);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FORCE, key, key_len, NULL, args, NULL, 1, NULL, &n, err);
 	free(key);
 	return rc;
 }
@@ -2417,7 +2787,7 @@ static lkc_rc lkc_rs_watch_step(lkc_rs_store *s, const lkc_rs_req *req, char how
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		/* Registering or leaving twice ends as doing it once: a step that may have run is sent again. */
-		rc = lkc_rs_eval(s, &op, LKC_RS_WATCH, req->key, req->key_len, args, NULL, 3, &reply, err);
+		rc = lkc_rs_eval(s, &op, LKC_RS_WATCH, req->key, req->key_len, NULL, args, NULL, 3, &reply, err);
 		if (!lkc_rs_may_recover(&op, rc)) {
 			break;
 		}
@@ -2473,13 +2843,13 @@ static lkc_rc lkc_rs_wait_free_io(lkc_store *store, const char *resource, size_t
 		rc = lkc_rs_is_locked_io(store, resource, len, &locked, err);
 		return rc == LKC_OK && locked ? lkc_rs_fail(s, err, LKC_BUSY, "the resource is held") : rc;
 	}
-	if (lkc_rs_req_init(s, &req, &watcher, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 1) != 0) {
+	if (lkc_rs_req_init(s, &req, &watcher, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, ":fl") != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	for (;;) {
-		int64_t bound, left, nap, fence, at;
+		int64_t bound, left, nap;
 		int free_now, handed, locked;
-		char why;
+		lkc_rs_woken woken;
 
 		if (s->interrupted || lkc_interrupted()) {
 			rc = lkc_rs_fail(s, err, LKC_INTERRUPTED, "the wait for the resource to be free was interrupted");
@@ -2500,11 +2870,11 @@ static lkc_rc lkc_rs_wait_free_io(lkc_store *store, const char *resource, size_t
 		nap = handed ? LKC_RS_GRACE + 1 : bound >= 0 && bound + 1 < LKC_RS_WAIT_CAP ? bound + 1 : LKC_RS_WAIT_CAP;
 		nap = nap < left ? nap : left;
 		rc = lkc_rs_sleep(s, &req, nap == LKC_RS_WAIT_CAP && nap < left ? nap - LKC_RS_REDIS_TICK : nap, nap,
-			&why, &fence, &at, err);
+			&woken, err);
 		if (rc != LKC_OK && rc != LKC_ERR_IO) {
 			break;
 		}
-		if (handed && why == 0) {
+		if (handed && woken.why == 0) {
 			/* The grace is over: isLocked()'s check breaks a hold handed to a waiter that died. */
 			rc = lkc_rs_is_locked_io(store, resource, len, &locked, err);
 			if (rc != LKC_OK) {

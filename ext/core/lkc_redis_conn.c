@@ -57,6 +57,7 @@ struct lkc_rconn {
 	lkc_rconn_err err;
 	int errnum;
 	char errtext[384];
+	int ping_first;            /* nothing authenticated it: its first command goes after a PING (see lkc_rconn_mark_ping) */
 };
 
 
@@ -681,6 +682,19 @@ lkc_rconn_err lkc_rconn_error(const lkc_rconn *c, int *errnum, const char **text
 	*errnum = c->errnum;
 	*text = c->errtext;
 	return c->err;
+}
+
+void lkc_rconn_mark_ping(lkc_rconn *c)
+{
+	c->ping_first = 1;
+}
+
+int lkc_rconn_take_ping(lkc_rconn *c)
+{
+	int ping = c->ping_first;
+
+	c->ping_first = 0;
+	return ping;
 }
 
 void lkc_rconn_close(lkc_rconn *c)

@@ -84,6 +84,15 @@ int lkc_rconn_idle(lkc_rconn *c);
 /* Why it broke (LKC_RCONN_OK while healthy), with errno or the TLS/protocol text. */
 lkc_rconn_err lkc_rconn_error(const lkc_rconn *c, int *errnum, const char **text);
 /* Closes the socket and frees everything, writing nothing. NULL is fine. */
+/*
+ * Marks a new connection that sent nothing before its first command (no AUTH):
+ * that command then goes after a PING, whose answer says NOAUTH clearly where
+ * the server would refuse a long command from a client not authenticated
+ * ("unauthenticated multibulk length") and hang up. lkc_rconn_take_ping says
+ * whether it is marked, once.
+ */
+void lkc_rconn_mark_ping(lkc_rconn *c);
+int lkc_rconn_take_ping(lkc_rconn *c);
 void lkc_rconn_close(lkc_rconn *c);
 
 /* Idle connections kept for the next store of this process with the same settings (key). */

@@ -17,6 +17,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +36,32 @@ typedef struct {
 	redisContext *admin;     /* a plain hiredis connection for set-up and inspection */
 	const char *const *extra; /* more arguments for redis-server (NULL-terminated), or NULL */
 } t_redis;
+
+/* Set by the SIGALRM that t_alarm_in arms. */
+static volatile sig_atomic_t t_alarmed;
+
+static void t_on_alarm(int sig)
+{
+	(void) sig;
+	t_alarmed = 1;
+}
+
+/* Arms a one-shot SIGALRM in ms milliseconds, with a handler that does not restart calls. */
+static void t_alarm_in(long ms)
+{
+	struct sigaction sa;
+	struct itimerval it;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = t_on_alarm;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = ms / 1000;
+	it.it_value.tv_usec = (ms % 1000) * 1000;
+	t_alarmed = 0;
+	setitimer(ITIMER_REAL, &it, NULL);
+}
 
 /* A loopback port nobody listens on right now: the kernel picks one for a socket bound to port 0. */
 static int t_free_port(void)

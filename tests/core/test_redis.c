@@ -417,14 +417,7 @@ static void wait_acquires_after_ttl(void)
 	store->ops->destroy(store);
 }
 
-static volatile sig_atomic_t t_alarmed;
 static int t_hook_answer;
-
-static void t_on_alarm(int sig)
-{
-	(void) sig;
-	t_alarmed = 1;
-}
 
 /* The host's verdict: interrupted once our alarm rang, if the test says so. */
 static int t_hook(void)
@@ -432,22 +425,7 @@ static int t_hook(void)
 	return t_alarmed && t_hook_answer;
 }
 
-/* Arms a one-shot SIGALRM in ms milliseconds, with a handler that does not restart calls. */
-static void t_alarm_in(long ms)
-{
-	struct sigaction sa;
-	struct itimerval it;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = t_on_alarm;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGALRM, &sa, NULL);
-	memset(&it, 0, sizeof(it));
-	it.it_value.tv_sec = ms / 1000;
-	it.it_value.tv_usec = (ms % 1000) * 1000;
-	t_alarmed = 0;
-	setitimer(ITIMER_REAL, &it, NULL);
-}
+static int t_queue_clean(t_redis *r, const char *prefix);
 
 static void wait_is_interrupted_by_the_host(void)
 {
@@ -470,14 +448,14 @@ static void wait_is_interrupted_by_the_host(void)
 	CHECK(t_elapsed(start) < 15);
 	CHECK(b.mode == LKC_MODE_NONE);
 	/* The interrupted waiter left nothing behind: no queue entry, no deadline, no wake list. */
-	CHECK(t_redis_int(r, "EXISTS t:interrupt:{res}:q t:interrupt:{res}:qd t:interrupt:{res}:w:%s", b.owner) == 0);
+	CHECK(t_queue_clean(r, "t:interrupt:"));
 
 	/* A signal the host does not care about: the wait goes on to its end. */
 	t_hook_answer = 0;
 	t_alarm_in(50);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 400, &err), LKC_BUSY, &err);
 	CHECK(t_alarmed);
-	CHECK(t_redis_int(r, "EXISTS t:interrupt:{res}:q t:interrupt:{res}:qd t:interrupt:{res}:w:%s", b.owner) == 0);
+	CHECK(t_queue_clean(r, "t:interrupt:"));
 
 	lkc_set_interrupt_hook(NULL);
 	signal(SIGALRM, SIG_DFL);
@@ -905,6 +883,14 @@ static void password_is_checked_and_never_shown(void)
 	t_config(&cfg, &r, "t:auth:", 7);
 	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_OK, &err);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 1000, 0, &err), LKC_ERR_REFUSED, &err);
+	CHECK(strstr(err.msg, "NOAUTH") != NULL);
+	/*
+	 * A script call has more than ten arguments, which Redis answers from a
+	 * client that has not authenticated by hanging up: NOAUTH all the same.
+	 */
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 1000, 500, &err), LKC_ERR_REFUSED, &err);
+	CHECK(strstr(err.msg, "NOAUTH") != NULL);
+	CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_ERR_REFUSED, &err);
 	CHECK(strstr(err.msg, "NOAUTH") != NULL);
 	store->ops->destroy(store);
 
@@ -1355,13 +1341,31 @@ static long long t_count_keys(t_redis *r, const char *pattern)
 	return n;
 }
 
-/* Whether the waiting of resource "res" under prefix left nothing behind: no queue, deadlines or wake lists. */
+/*
+ * Whether the waiting of resource "res" under prefix left nothing behind: no
+ * queue, deadlines or wake lists. What is left is printed, with its content.
+ */
 static int t_queue_clean(t_redis *r, const char *prefix)
 {
 	char pattern[128];
+	redisReply *left;
+	int clean = t_redis_int(r, "EXISTS %s{res}:q %s{res}:qd", prefix, prefix) == 0;
 
 	snprintf(pattern, sizeof(pattern), "%s{res}:w:*", prefix);
-	return t_redis_int(r, "EXISTS %s{res}:q %s{res}:qd", prefix, prefix) == 0 && t_count_keys(r, pattern) == 0;
+	left = t_redis_cmd(r, "KEYS %s", pattern);
+	for (size_t i = 0; left != NULL && left->type == REDIS_REPLY_ARRAY && i < left->elements; i++) {
+		redisReply *items = t_redis_cmd(r, "LRANGE %s 0 -1", left->element[i]->str);
+
+		fprintf(stderr, "    left behind: %s", left->element[i]->str);
+		for (size_t j = 0; items != NULL && items->type == REDIS_REPLY_ARRAY && j < items->elements; j++) {
+			fprintf(stderr, " %s", items->element[j]->str);
+		}
+		fprintf(stderr, "\n");
+		freeReplyObject(items);
+		clean = 0;
+	}
+	freeReplyObject(left);
+	return clean;
 }
 
 static void waiters_are_served_in_arrival_order(void)
@@ -1529,7 +1533,7 @@ static void timed_out_waiter_leaves_nothing(void)
 	CHECK(strcmp(first, b.owner) != 0);
 	CHECK(t_redis_int(r, "HLEN t:gaveup:{res}:qd") == 1);
 	CHECK(t_redis_int(r, "HEXISTS t:gaveup:{res}:qd %s", b.owner) == 0);
-	CHECK(t_redis_int(r, "EXISTS t:gaveup:{res}:w:%s", b.owner) == 0);
+	/* (Its wake list, named by a ticket, goes with it: the clean queue at the end shows it.) */
 
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	freeReplyObject(t_redis_cmd(r, "RPUSH t:gaveup:go 1"));
@@ -2010,8 +2014,7 @@ static void promotion_converts_at_once_or_waits_first_in_line(void)
 	{
 		redisReply *reply = t_redis_cmd(r, "HGET t:promote:{res}:qd %s", owner);
 
-		CHECK(reply != NULL && reply->type == REDIS_REPLY_STRING && reply->len > 2
-			&& strcmp(reply->str + reply->len - 2, ":p") == 0);
+		CHECK(reply != NULL && reply->type == REDIS_REPLY_STRING && strstr(reply->str, ":p:") != NULL);
 		freeReplyObject(reply);
 	}
 	/* A pending promotion bars new readers as a waiting writer does. */
@@ -2688,7 +2691,9 @@ static void every_key_of_a_resource_shares_one_slot(void)
 	static const struct { const char *bytes; size_t len; } res[] = {
 		{ "res", 3 }, { "}x", 2 }, { "}", 1 }, { "{}", 2 }, { "a{b", 3 }, { "x}y{z", 5 }, { "a\0}", 3 },
 	};
-	static const char *const suffixes[] = { "", ":r", ":f", ":q", ":qd", ":p", ":h", ":ws", ":w:0123456789abcdef0123456789abcdef" };
+	static const char *const suffixes[] = {
+		"", ":r", ":f", ":q", ":qd", ":p", ":h", ":ws", ":t", ":m", ":wl", ":fw", ":fl", ":w:1795690629697359",
+	};
 	t_redis *r = t_shared();
 	size_t tag_len;
 	lkc_redis_config cfg;

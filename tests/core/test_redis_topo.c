@@ -421,9 +421,10 @@ static void cluster_follows_ask_during_a_migration(void)
 	/* Plain commands (isLocked's EXISTS) follow the ASK to dst. */
 	CHECK(t_locked_cluster(other, "ask") == 0);
 	/*
-	 * A script touching several keys of a slot in migration is refused by
-	 * Redis (TRYAGAIN, or "non local key"): an acquire may then fail, in
-	 * time, as a storage error; whatever it answers, never two holders.
+	 * A command of several keys of a slot in migration (a script, which
+	 * declares every key it touches; the transaction) gets TRYAGAIN until the
+	 * keys are on one node: an acquire may then fail, in time, as a storage
+	 * error naming the migration; whatever it answers, never two holders.
 	 */
 	{
 		uint64_t t0 = lkc_now_ns();

@@ -7,7 +7,7 @@
  *    messages: the copy fits its buffer, has no control byte, and never holds
  *    the password;
  *  - lkc_rs_lock_key, the key of a resource: it starts with the prefix, every
- *    key derived from it (":r", ":w:TOKEN") lies in the same non-empty hash tag,
+ *    key derived from it (":r", ":w:TICKET") lies in the same non-empty hash tag,
  *    and two resources never share a key;
  *  - the readers of replies (lkc_rs_read_answer, lkc_rs_unexpected,
  *    lkc_rs_hold_result), fed whatever hiredis parses out of the input: a
@@ -290,7 +290,7 @@ static int hash_tag(const char *key, size_t len, size_t *start, size_t *tag_len)
 static char *check_key(const lkc_rs_store *s, const char *resource, size_t len, size_t *key_len)
 {
 	static const char *const suffixes[] = { ":r", ":f", ":q", ":qd", ":p", ":h", ":ws",
-		":w:0123456789abcdef0123456789abcdef" };
+		":t", ":m", ":wl", ":fw", ":fl", ":w:1795690629697359" };
 	char *key = lkc_rs_lock_key(s, resource, len, key_len);
 	size_t start, tag_len;
 	char derived[LKC_RESOURCE_MAX + 256];

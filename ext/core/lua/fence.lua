@@ -1,4 +1,5 @@
--- The fencing token script. KEYS[1] the lock key.
+--@keys lock rd fk
+-- The fencing token script. KEYS: the lock key, the readers, the counter.
 -- ARGV[1] our owner token. Returns the fencing token of our write hold: the
 -- counter's value, which no other take can have moved while we hold the lock,
 -- after its jump when it is new. Else -2 when we hold a read hold, 0 nothing

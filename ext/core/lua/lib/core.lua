@@ -1,30 +1,46 @@
--- The start of every script but watch: the keys, derived from the lock key
--- (KEYS[1]), the server's clock read once per run, the fencing counter, and
--- the readers. The keys are those the top of lkc_redis.c lists; the @NAME@
--- constants are lkc_redis_lua_const.h's.
-local lock = KEYS[1]
-local rd, q, fk = lock .. ':r', lock .. ':q', lock .. ':f'
+-- The start of every script but watch and deliver: the server's clock read
+-- once per run, the fencing counter and the tickets, the wake lists, the
+-- readers. The keys are those the top of lkc_redis.c lists, declared by the
+-- script's --@keys line; the @NAME@ constants are lkc_redis_lua_const.h's.
 local clock
 local function now_ms()
 	if not clock then clock = redis.call('TIME') end
 	return tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 end
--- The next fencing token; a new counter jumps to the clock in microseconds (see the top of lkc_redis.c).
-local function bump()
-	local f = redis.call('INCR', fk)
+-- The next value of counter k: a new one (below 10^12) jumps to the clock in
+-- microseconds, above every value handed out before (see the top of lkc_redis.c).
+local function count(k)
+	local f = redis.call('INCR', k)
 	if f < 1e12 then
 		now_ms()
 		local t = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
 		if t > f then
 			f = t
-			redis.call('SET', fk, string.format('%.0f', f))
+			redis.call('SET', k, string.format('%.0f', f))
 		end
 	end
+	return f
+end
+-- The next fencing token.
+local function bump()
+	local f = count(fk)
 	-- It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds.
 	local px, l = @LKC_RS_FENCE_TTL@, redis.call('PTTL', lock)
 	if l > 0 and l * @LKC_RS_FENCE_TTLS@ < px then px = l * @LKC_RS_FENCE_TTLS@ end
 	redis.call('PEXPIRE', fk, px)
 	return f
+end
+-- A new waiter's ticket, which names its wake list: never the same twice, as
+-- fencing tokens. The counter may go with the queue: a new one jumps.
+local function ticket()
+	local t = count(tk)
+	redis.call('PEXPIRE', tk, @LKC_RS_WAKE_TTL@)
+	return string.format('%.0f', t)
+end
+-- The wake list of ticket t when the caller declared it, else nil: nothing
+-- else names a wake list, so a script touches no list it was not given.
+local function wk(t)
+	if t and declared[t] then return lock .. ':w:' .. t end -- the accessor
 end
 -- After a push to a wake list or the hand-off records k, whose PTTL was p
 -- before it: makes k live at least LKC_RS_WAKE_TTL, and as long as a hold
@@ -87,4 +103,26 @@ local function cooldown(now)
 	local c = tonumber(redis.call('ZSCORE', rd, 'cooldown') or '0')
 	if c > now then return c end
 	return 0
+end
+-- A waiter's liveness deadline (nil when gone or malformed), the TTL it asked for, its mode and its ticket.
+local function entry(h)
+	local d, ttl, m, t = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*):([wrp]):(%d+)$')
+	return tonumber(d), ttl, m, t
+end
+-- The holder's guess of whom its release serves, answered with every hold
+-- taken (H) and carried by a hand-off's message: the tickets of the first two
+-- waiters, and after them the next arrivals' ("0" unknown).
+local function heads()
+	local t = {}
+	for _, h in ipairs(redis.call('LRANGE', q, 0, 1)) do
+		local _, _, _, k = entry(h)
+		t[#t + 1] = k or '0'
+	end
+	if #t == 2 then return t end
+	local n = tonumber(redis.call('GET', tk) or '0')
+	while #t < 2 do
+		if n > 0 then n = n + 1 end
+		t[#t + 1] = string.format('%.0f', n)
+	end
+	return t
 end

@@ -1,69 +1,115 @@
 -- The queue: waking, hand-offs and the watch over them. It follows core.lua,
--- whose functions it uses. Nothing here reads ARGV.
-local qd, ws, hd, pk = lock .. ':qd', lock .. ':ws', lock .. ':h', lock .. ':p'
-local function wake(token, why, ttl)
-	local w = lock .. ':w:' .. token
+-- whose functions it uses, and fills the script's hints: the wake-ups whose
+-- list the caller did not declare, which the caller pushes with the deliver
+-- script ("y<ticket>" a hand-off waiting in the mailbox, "c<ticket>",
+-- "f<ticket>" a hint). Nothing here reads ARGV.
+
+-- Pushes why ("c" or "f") to the wake list of ticket t, or leaves it to the caller.
+local function wake(t, why)
+	if not t then return end
+	local w = wk(t)
+	if not w then
+		hints[#hints + 1] = why .. t
+		return
+	end
 	local p = redis.call('PTTL', w)
 	redis.call('RPUSH', w, why)
-	outlive(w, p, ttl or '0')
+	outlive(w, p, '0')
 end
 local function wake_head()
 	local h = redis.call('LINDEX', q, 0)
-	if h then wake(h, 'c') end
+	if h then
+		local _, _, _, t = entry(h)
+		wake(t, 'c')
+	end
 end
--- A waiter's liveness deadline (nil when gone or malformed), the TTL it asked for and its mode.
-local function entry(h)
-	local d, ttl, m = string.match(redis.call('HGET', qd, h) or '', '^(%d+):(%d*):([wrp])$')
-	return tonumber(d), ttl, m
-end
--- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion.
-local function drop(h)
+-- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion (unless none is: nopk).
+local function drop(h, nopk)
 	redis.call('HDEL', qd, h)
-	if redis.call('GET', pk) == h then redis.call('DEL', pk) end
+	if not nopk and redis.call('GET', pk) == h then redis.call('DEL', pk) end
 end
--- The first waiter whose liveness deadline is still ahead, its TTL and mode; the dead before it are dropped.
+-- A hand-off's record in the mailbox: the ticket of the list its message
+-- goes to, whether it went there ("d") or waits for the caller's deliver
+-- ("u"), the TTL of the hold and the message.
+local function record(h)
+	return string.match(redis.call('HGET', mb, h) or '', '^(%d+)|([du])|(%d*)|(.*)$')
+end
+-- Forgets the hand-off to h; returns whether there was one.
+local function forget(h)
+	redis.call('HDEL', mb, h)
+	return redis.call('ZREM', hd, h) == 1
+end
+-- The first waiter whose liveness deadline is still ahead, its TTL, mode,
+-- ticket and deadline; the dead before it are dropped (their wake lists,
+-- which never hold a hand-off, expire).
 local function live_head(now)
 	while true do
 		local h = redis.call('LINDEX', q, 0)
 		if not h then return nil end
-		local d, ttl, m = entry(h)
-		if d and d >= now then return h, ttl, m end
+		local d, ttl, m, t = entry(h)
+		if d and d >= now then return h, ttl, m, t, d end
 		redis.call('LPOP', q)
 		drop(h)
-		redis.call('DEL', lock .. ':w:' .. h)
 	end
 end
 -- Hands the head h what it waits for, with its TTL. A writer or promoter
 -- is only served when no other reader lives, so the readers' set goes
--- (the promoter's own read hold with it).
-local function give(h, ttl, m, now, given)
+-- (the promoter's own read hold with it). Its message goes out with send.
+-- nopk: no promotion is pending.
+local function give(h, ttl, m, t, d, now, given, nopk)
 	redis.call('LPOP', q)
-	drop(h)
+	drop(h, nopk)
+	local msg
 	if m == 'r' then
 		add_reader(h, ttl, now)
-		wake(h, string.format('y@%.0f', now), ttl)
+		msg = string.format('y@%.0f', now)
 	else
 		redis.call('DEL', rd)
 		set_lock(h, ttl)
-		wake(h, string.format('y%.0f@%.0f', bump(), now), ttl)
+		msg = string.format('y%.0f@%.0f', bump(), now)
 	end
-	local p = redis.call('PTTL', hd)
-	redis.call('ZADD', hd, string.format('%.0f', now), h)
-	outlive(hd, p, ttl)
+	given[#given + 1] = {h = h, t = t, ttl = ttl, d = d, msg = msg}
 	given[h] = true
 end
+-- Sends the "y" of the hand-offs given, each with the guess of the next
+-- tickets (see heads), to its waiter's list when the caller declared it,
+-- else to the mailbox for the caller's deliver. A record of each lets the
+-- watcher tell a hand-off never picked up: its grace starts when its "y" is
+-- pushed; undelivered, the waiter's own next step takes the hold before its
+-- liveness deadline, or it died.
+local function send(given, now)
+	local hs = table.concat(heads(), ':')
+	for _, g in ipairs(given) do
+		local msg, w, state, at = g.msg .. '#' .. hs, wk(g.t), 'd', now
+		if w then
+			local p = redis.call('PTTL', w)
+			redis.call('RPUSH', w, msg)
+			outlive(w, p, g.ttl)
+		else
+			state, at = 'u', g.d - @LKC_RS_GRACE@
+			hints[#hints + 1] = 'y' .. g.t
+		end
+		local p, pm = redis.call('PTTL', hd), redis.call('PTTL', mb)
+		redis.call('ZADD', hd, string.format('%.0f', at), g.h)
+		redis.call('HSET', mb, g.h, g.t .. '|' .. state .. '|' .. g.ttl .. '|' .. msg)
+		outlive(hd, p, g.ttl)
+		outlive(mb, pm, g.ttl)
+	end
+end
 -- After hand-offs: unless a waiter still queued watches already, one is
--- told to: the tail, as the last to be served it watches longest, or else
--- the head.
+-- told to: the one that has slept longest, by a "w" (with the tickets to
+-- look at) on the list every waiter sleeps on besides its own. The watch
+-- is marked taken ("", which no owner is) until a waiter claims it.
 local function appoint(now, given)
 	local w = redis.call('GET', ws)
 	if w and not given[w] then return end
-	local n = redis.call('LINDEX', q, -1)
-	local d = n and entry(n)
-	if not d or d < now then n = live_head(now) end
-	if n then
-		wake(n, 'w')
-		redis.call('SET', ws, n, 'PX', @LKC_RS_GRACE@ * 2)
+	if live_head(now) then
+		local ts = {}
+		for i, g in ipairs(given) do ts[i] = g.t end
+		redis.call('DEL', wl)
+		redis.call('RPUSH', wl, 'w' .. table.concat(ts, ','))
+		redis.call('PEXPIRE', wl, @LKC_RS_GRACE@ * 2)
+		redis.call('SET', ws, '', 'PX', @LKC_RS_GRACE@ * 2)
 	elseif w then
 		redis.call('DEL', ws)
 	end
@@ -79,24 +125,25 @@ local function settle(fair)
 	local now = now_ms()
 	local n = live_readers(now)
 	local cool = cooldown(now) > 0
-	local given, any = {}, false
+	local given = {}
 	while true do
-		local h, ttl, m = live_head(now)
+		local h, ttl, m, t, d = live_head(now)
 		if not h then break end
 		local others = n
 		if m == 'p' and redis.call('ZSCORE', rd, h) then others = n - 1 end
 		if (m == 'r' and cool) or (m ~= 'r' and others > 0) then break end
 		if fair ~= '1' then
-			wake(h, 'f')
+			wake(t, 'f')
 			return true
 		end
-		give(h, ttl, m, now, given)
-		any = true
+		give(h, ttl, m, t, d, now, given)
 		if m ~= 'r' then break end
 		n = n + 1
 	end
-	if any then appoint(now, given) end
-	return any
+	if #given == 0 then return false end
+	send(given, now)
+	appoint(now, given)
+	return true
 end
 -- After records left the hand-off records: when they were kept without an
 -- expiry (a hold without a TTL was handed over), they keep it only while
@@ -117,18 +164,44 @@ local function relife()
 		if l + @LKC_RS_GRACE@ > t then t = l + @LKC_RS_GRACE@ end
 	end
 	redis.call('PEXPIRE', hd, t)
+	redis.call('PEXPIRE', mb, t)
+end
+-- The wake lists of hand-offs that reap (all: force release) must look at
+-- and the caller did not declare, and those of a waiter me that it left
+-- behind (see settled in acquire.lua): {"need", tickets...}, asked for before
+-- a script writes anything, so that the caller sends it again with them.
+local function needs(now, all, me)
+	local upto = '+inf'
+	if not all then upto = string.format('%.0f', now - @LKC_RS_GRACE@) end
+	local t = {'need'}
+	for _, h in ipairs(redis.call('ZRANGEBYSCORE', hd, '-inf', upto)) do
+		local k, s = record(h)
+		if s == 'd' and not declared[k] then t[#t + 1] = k end
+	end
+	if me then
+		local k, s = record(me)
+		local e = string.match(redis.call('HGET', qd, me) or '', ':(%d+)$')
+		if s == 'd' and not declared[k] then t[#t + 1] = k end
+		if e and not declared[e] then t[#t + 1] = e end
+	end
+	if #t > 1 then return t end
 end
 -- Breaks the holds handed over more than the grace ago whose "y" is still
--- unread: their waiter died. Returns whether it broke one.
+-- unread (or was never pushed, and the waiter's liveness deadline passed):
+-- their waiter died. Returns whether it broke one.
 local function reap(now)
 	if redis.call('EXISTS', hd) == 0 then return false end
 	local broke = false
 	for _, h in ipairs(redis.call('ZRANGEBYSCORE', hd, '-inf', string.format('%.0f', now - @LKC_RS_GRACE@))) do
-		redis.call('ZREM', hd, h)
-		local w = lock .. ':w:' .. h
-		local m = redis.call('LINDEX', w, -1)
-		if m and string.sub(m, 1, 1) == 'y' then
-			redis.call('DEL', w)
+		local t, s = record(h)
+		local w, unread = wk(t), s == 'u'
+		if s == 'd' and w then
+			local m = redis.call('LINDEX', w, -1)
+			unread = m and string.sub(m, 1, 1) == 'y'
+		end
+		forget(h)
+		if unread then
+			if w then redis.call('DEL', w) end
 			if redis.call('GET', lock) == h then
 				redis.call('DEL', lock)
 				broke = true
