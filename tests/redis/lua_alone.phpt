@@ -31,23 +31,32 @@ function run(array $cmd): string
 $dir = lock_test_tmpdir('lua');
 $port = lock_test_redis_port();
 
+/** The suffixes of the lock key that script $name takes after it (gen-lua.sh --keys, for the lock key ""). */
+$suffixes = [];
+
 /**
  * Runs the script $name as gen-lua.sh prints it, with the keys it declares for the lock
- * key $key and the wake lists of $tickets (gen-lua.sh --keys); redis-cli's raw reply, one
- * line per value: a script that takes wake lists answers {result, guess, guess, hints...}.
+ * key $key and the wake lists of $tickets; redis-cli's raw reply, one line per value: a
+ * script that takes wake lists answers {result, guess, guess, hints...}.
  */
 function script(string $name, string $key, array $tickets, string ...$args): array
 {
-    global $dir, $port;
-    $file = "$dir/$name.lua";
-    $keys = explode("\n", rtrim(run([__DIR__ . '/../../scripts/gen-lua.sh', '--keys', $name, $key, ...$tickets]), "\n"));
-    return explode("\n", rtrim(run(['redis-cli', '-p', (string) $port, '--eval', $file, ...$keys, ',', ...$args]), "\n"));
+    global $dir, $port, $suffixes;
+    $keys = [$key];
+    foreach ($suffixes[$name] as $suffix) {
+        $keys[] = $key . $suffix;
+    }
+    foreach ($tickets as $ticket) {
+        $keys[] = "$key:w:$ticket";
+    }
+    return explode("\n", rtrim(run(['redis-cli', '-p', (string) $port, '--eval', "$dir/$name.lua", ...$keys, ',', ...$args]), "\n"));
 }
 
-// Every script printed first: under valgrind the generator's processes are slow, and the
-// steps below measure what a hold has left.
+// Every script and its keys first: under valgrind the generator's processes are slow, and
+// the steps below measure what a hold has left.
 foreach (['acquire', 'release', 'refresh', 'check', 'fence', 'force', 'watch', 'deliver'] as $name) {
     file_put_contents("$dir/$name.lua", run([__DIR__ . '/../../scripts/gen-lua.sh', '--print', $name]));
+    $suffixes[$name] = array_slice(explode("\n", run([__DIR__ . '/../../scripts/gen-lua.sh', '--keys', $name, ''])), 1, -1);
 }
 
 $redis = new LockTestResp($port);
