@@ -263,6 +263,16 @@ static void t_kid_go(t_kid *kid)
 	CHECK(write(kid->to, "g", 1) == 1);
 }
 
+/* Whether kid k, asked to, took its hold and let it go ('a', then 'r'). */
+static int t_kid_served(t_kid *k)
+{
+	if (t_kid_next(k, 10000) != 'a') {
+		return 0;
+	}
+	t_kid_go(k);
+	return t_kid_next(k, 10000) == 'r';
+}
+
 /* Reaps the child (killed when it has not exited within 30 s); whether it exited with 0. */
 static int t_kid_end(t_kid *kid)
 {
@@ -578,12 +588,8 @@ static void waits_that_queue_time_out_and_are_interrupted(void)
 	signal(SIGALRM, SIG_DFL);
 	/* The release hands the write hold to the writer, whose release hands a read hold on. */
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(t_kid_next(&w, 10000) == 'a');
-	t_kid_go(&w);
-	CHECK(t_kid_next(&w, 10000) == 'r');
-	CHECK(t_kid_next(&r, 10000) == 'a');
-	t_kid_go(&r);
-	CHECK(t_kid_next(&r, 10000) == 'r');
+	CHECK(t_kid_served(&w));
+	CHECK(t_kid_served(&r));
 	CHECK(t_kid_end(&w) && t_kid_end(&r));
 
 	/* A waiter interrupted after the hold was handed to it gives it on to the next. */
@@ -598,9 +604,7 @@ static void waits_that_queue_time_out_and_are_interrupted(void)
 	signal(SIGALRM, SIG_DFL);
 	CHECK(t_handon_started);
 	if (t_handon_started) {
-		CHECK(t_kid_next(&t_handon_kid, 10000) == 'a');
-		t_kid_go(&t_handon_kid);
-		CHECK(t_kid_next(&t_handon_kid, 10000) == 'r');
+		CHECK(t_kid_served(&t_handon_kid));
 		CHECK(t_kid_end(&t_handon_kid));
 	}
 	CHECK(t_locked(store) == 0);
@@ -633,9 +637,7 @@ static void t_hand_offs(const char *prefix, int fair)
 	}
 	t_kid_queue(&w2, &writer, 5);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(t_kid_next(&w1, 10000) == 'a');
-	t_kid_go(&w1);
-	CHECK(t_kid_next(&w1, 10000) == 'r');
+	CHECK(t_kid_served(&w1));
 	/* The readers hold together before any of them lets go. */
 	for (int k = 0; k < 3; k++) {
 		CHECK(t_kid_next(&rs[k], 10000) == 'a');
@@ -644,9 +646,7 @@ static void t_hand_offs(const char *prefix, int fair)
 		t_kid_go(&rs[k]);
 		CHECK(t_kid_next(&rs[k], 10000) == 'r');
 	}
-	CHECK(t_kid_next(&w2, 10000) == 'a');
-	t_kid_go(&w2);
-	CHECK(t_kid_next(&w2, 10000) == 'r');
+	CHECK(t_kid_served(&w2));
 	CHECK(t_kid_end(&w1) && t_kid_end(&w2));
 	for (int k = 0; k < 3; k++) {
 		CHECK(t_kid_end(&rs[k]));
@@ -699,12 +699,8 @@ static void promotion_and_demotion_with_waiters(void)
 	CHECK(a.mode == LKC_MODE_SHARED);
 	/* Our read hold goes: the promotion is handed over, then the writer's turn. */
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(t_kid_next(&p, 10000) == 'a');
-	t_kid_go(&p);
-	CHECK(t_kid_next(&p, 10000) == 'r');
-	CHECK(t_kid_next(&w, 10000) == 'a');
-	t_kid_go(&w);
-	CHECK(t_kid_next(&w, 10000) == 'r');
+	CHECK(t_kid_served(&p));
+	CHECK(t_kid_served(&w));
 	CHECK(t_kid_end(&p) && t_kid_end(&w));
 
 	/* Demotion: two readers wait behind our write hold and come in with us. */
@@ -714,9 +710,7 @@ static void promotion_and_demotion_with_waiters(void)
 	}
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
 	for (int k = 0; k < 2; k++) {
-		CHECK(t_kid_next(&rs[k], 10000) == 'a');
-		t_kid_go(&rs[k]);
-		CHECK(t_kid_next(&rs[k], 10000) == 'r');
+		CHECK(t_kid_served(&rs[k]));
 		CHECK(t_kid_end(&rs[k]));
 	}
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
@@ -746,9 +740,7 @@ static void shorter_refresh_and_cooldown_while_waiting(void)
 		CHECK_RC(lkc_refresh(store, &a, 5000, &err), LKC_OK, &err);
 		CHECK(t_blocked(1));
 		CHECK_RC(lkc_release(store, &a, 300, &err), LKC_OK, &err);
-		CHECK(t_kid_next(&w, 10000) == 'a');
-		t_kid_go(&w);
-		CHECK(t_kid_next(&w, 10000) == 'r');
+		CHECK(t_kid_served(&w));
 		CHECK(t_kid_end(&w));
 	}
 	CHECK(t_locked(store) == 0);
@@ -829,9 +821,7 @@ static void holds_handed_to_a_dead_waiter(void)
 		CHECK(t_blocked(1));
 	}
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	CHECK(t_kid_next(&w, 10000) == 'a');
-	t_kid_go(&w);
-	CHECK(t_kid_next(&w, 10000) == 'r');
+	CHECK(t_kid_served(&w));
 	CHECK(t_kid_end(&w));
 
 	/* force_release withdraws the hand-off at once and hands the resource to the live waiter. */
@@ -846,9 +836,7 @@ static void holds_handed_to_a_dead_waiter(void)
 	}
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
 	CHECK_RC(store->ops->force_release(store, "res", 3, &err), LKC_OK, &err);
-	CHECK(t_kid_next(&w, 10000) == 'a');
-	t_kid_go(&w);
-	CHECK(t_kid_next(&w, 10000) == 'r');
+	CHECK(t_kid_served(&w));
 	CHECK(t_kid_end(&w));
 	CHECK(t_locked(store) == 0);
 	lkc_hold_dispose(&a);
