@@ -201,6 +201,11 @@ static lkc_rc lkc_pg_resolve(const lkc_pg_store *s, uint64_t deadline, char **ho
 	for (const struct addrinfo *ai = res; ai != NULL; ai = ai->ai_next) {
 		n++;
 	}
+	if (n == 0) {
+		freeaddrinfo(res);
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot connect: %s has no usable address",
+			s->endpoint, s->host);
+	}
 	*addrs = malloc(n * (NI_MAXHOST + 1));
 	*hosts = malloc(n * (host_len + 1));
 	if (*addrs == NULL || *hosts == NULL) {
