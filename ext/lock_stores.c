@@ -63,12 +63,13 @@ static bool php_lock_store_ready(php_lock_store_obj *obj)
  * and prefixes of two stores of one kind apart. Out of memory it has none, as a
  * semaphore store has none.
  */
-static void php_lock_store_set_ns(php_lock_store_obj *obj, const char *ns, size_t len)
+static void php_lock_store_set_ns(php_lock_store_obj *obj, const char *ns, size_t len, size_t server_len)
 {
 	obj->store->ns = malloc(len);
 	if (obj->store->ns != NULL) {
 		memcpy(obj->store->ns, ns, len);
 		obj->store->ns_len = len;
+		obj->store->ns_server_len = server_len;
 	}
 }
 
@@ -574,7 +575,7 @@ static bool php_lock_redis_finish(lkc_redis_config *cfg, HashTable *options, uin
  * name, or the cluster's seeds), the database and the prefix. Stores that
  * reach one Redis under one prefix share their locks.
  */
-static zend_string *php_lock_redis_ns(const lkc_redis_config *cfg)
+static zend_string *php_lock_redis_ns(const lkc_redis_config *cfg, size_t *server_len)
 {
 	smart_str ns = {0};
 
@@ -590,6 +591,7 @@ static zend_string *php_lock_redis_ns(const lkc_redis_config *cfg)
 			smart_str_append_printf(&ns, "%s%s:%d", i > 0 ? "," : "", cfg->seeds[i].host, cfg->seeds[i].port);
 		}
 	}
+	*server_len = ns.s != NULL ? ZSTR_LEN(ns.s) : 0;
 	smart_str_append_printf(&ns, "/%d ", cfg->database);
 	if (cfg->prefix != NULL) {
 		smart_str_appendl(&ns, cfg->prefix, cfg->prefix_len);
@@ -603,6 +605,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 {
 	lkc_redis_config cfg;
 	zend_string *ns;
+	size_t server_len;
 	lkc_err err;
 	zend_string *key;
 	zval *value;
@@ -630,7 +633,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 		lkc_redis_config_free(&cfg);
 		return false;
 	}
-	ns = php_lock_redis_ns(&cfg);
+	ns = php_lock_redis_ns(&cfg, &server_len);
 	lkc_err_clear(&err);
 	if (lkc_redis_open(&obj->store, &cfg, &err) != LKC_OK) {
 		zend_string_release(ns);
@@ -639,7 +642,7 @@ static bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashT
 		return false;
 	}
 	lkc_redis_config_free(&cfg);
-	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns), server_len);
 	zend_string_release(ns);
 	return true;
 }
@@ -927,7 +930,7 @@ static bool php_lock_pg_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 		zend_string_release(server);
 	}
 	lkc_pg_config_free(&cfg);
-	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns), strlen(lkc_pg_endpoint(obj->store)));
 	zend_string_release(ns);
 	return true;
 #else
@@ -996,7 +999,7 @@ static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 		zend_string_release(server);
 	}
 	lkc_my_config_free(&cfg);
-	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns));
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns), ZSTR_LEN(ns), strlen(lkc_my_endpoint(obj->store)));
 	zend_string_release(ns);
 	return true;
 #else
@@ -1192,7 +1195,7 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	php_lock_store_set_ns(obj, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s));
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s), 0);
 	smart_str_free(&ns);
 	return true;
 }

@@ -427,9 +427,40 @@ void lkc_store_retain(lkc_store *store)
 	store->refs++;
 }
 
-int lkc_store_same(const lkc_store *a, const lkc_store *b)
+int lkc_store_same(lkc_store *a, lkc_store *b)
 {
-	return a->ops == b->ops && a->ns_len == b->ns_len && (a->ns_len == 0 || memcmp(a->ns, b->ns, a->ns_len) == 0);
+	char *id_a = NULL, *id_b = NULL;
+	size_t len_a = 0, len_b = 0;
+	lkc_rc rc_a, rc_b;
+	lkc_err err;
+	int same;
+
+	if (a->ops != b->ops) {
+		return 0;
+	}
+	if (a->ns_len == b->ns_len && (a->ns_len == 0 || memcmp(a->ns, b->ns, a->ns_len) == 0)) {
+		return 1;
+	}
+	if (a->ops->server_id == NULL || a->ns_server_len == 0 || b->ns_server_len == 0
+		|| a->ns_len - a->ns_server_len != b->ns_len - b->ns_server_len
+		|| memcmp(a->ns + a->ns_server_len, b->ns + b->ns_server_len, a->ns_len - a->ns_server_len) != 0) {
+		/* Another kind of place (database, prefix, table) on whatever server: not the same names. */
+		return 0;
+	}
+	/* One place, spelled two ways: the servers say whether they are one (never cached: a server restarts). */
+	lkc_err_clear(&err);
+	rc_a = a->ops->server_id(a, &id_a, &len_a, &err);
+	lkc_err_clear(&err);
+	rc_b = rc_a == LKC_OK ? b->ops->server_id(b, &id_b, &len_b, &err) : rc_a;
+	if (rc_a == LKC_OK && rc_b == LKC_OK) {
+		same = len_a == len_b && memcmp(id_a, id_b, len_a) == 0;
+	} else {
+		/* Only the spelling can tell (which differs), or a server did not answer (then assume the worst). */
+		same = (rc_a != LKC_OK ? rc_a : rc_b) != LKC_ERR_UNSUPPORTED;
+	}
+	free(id_a);
+	free(id_b);
+	return same;
 }
 
 void lkc_store_release(lkc_store *store)

@@ -202,6 +202,13 @@ typedef struct lkc_store_ops {
 	 * held after wait_ms), LKC_INTERRUPTED or an error.
 	 */
 	lkc_rc (*wait_free)(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err);
+	/*
+	 * Sets *id (malloc'd, *len bytes) to what the server the store talks to says it
+	 * is, so that two spellings of one server (127.0.0.1 and localhost) are known as
+	 * one; LKC_ERR_UNSUPPORTED where only the spelling can tell. NULL on stores whose
+	 * namespace names no server.
+	 */
+	lkc_rc (*server_id)(lkc_store *store, char **id, size_t *len, lkc_err *err);
 } lkc_store_ops;
 
 /* Every store starts with this. */
@@ -216,10 +223,17 @@ struct lkc_store {
 	 */
 	char *ns;
 	size_t ns_len;
+	/* The first ns_server_len bytes of ns name the server as it was spelled; the rest, the place on it. */
+	size_t ns_server_len;
 };
 
-/* Whether two stores lock the same resources under the same names: same kind, same namespace. */
-int lkc_store_same(const lkc_store *a, const lkc_store *b);
+/*
+ * Whether two stores lock the same resources under the same names: same kind and
+ * namespace, or the same place on a server that both reach under different names
+ * (asked of the servers). When a server cannot be asked, the answer is yes: taking
+ * two stores for one keeps a second holder out, which the other answer would not.
+ */
+int lkc_store_same(lkc_store *a, lkc_store *b);
 
 /* Keeps store alive for one more user, whatever order the users let go in. */
 void lkc_store_retain(lkc_store *store);

@@ -1063,6 +1063,33 @@ const char *lkc_my_endpoint(const lkc_store *store)
 	return ((const lkc_my_store *) store)->endpoint;
 }
 
+/* What the server says it is (host name, port, data directory), whatever name or address reached it. */
+lkc_rc lkc_my_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	char value[1024];
+	int null = 0;
+	lkc_my_conn *c;
+	lkc_rc rc;
+
+	*id = NULL;
+	*len = 0;
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_my_query(s, &c, "SELECT CONCAT_WS(' ', @@hostname, @@port, @@datadir)", lkc_my_deadline(s), 0,
+		value, sizeof(value), &null, err);
+	lkc_my_put(s, c);
+	if (rc == LKC_OK) {
+		*id = strdup(null ? "" : value);
+		*len = *id != NULL ? strlen(*id) : 0;
+		if (*id == NULL) {
+			rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+	}
+	return rc;
+}
+
 static const lkc_store_ops lkc_my_ops = {
 	.name = "MySQL",
 	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
@@ -1077,4 +1104,5 @@ static const lkc_store_ops lkc_my_ops = {
 	.fence = lkc_my_fence,
 	.settle = NULL,
 	.wait_free = lkc_my_wait_free,
+	.server_id = lkc_my_server_id,
 };

@@ -86,6 +86,8 @@ void lkc_my_seconds(char *out, size_t size, int64_t wait_ms);
  */
 lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
 	int *got, lkc_err *err);
+/* The store's server_id operation, for either kind of hold. */
+lkc_rc lkc_my_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err);
 /* Frees a store of either kind and its idle connections. */
 void lkc_my_destroy(lkc_store *store);
 

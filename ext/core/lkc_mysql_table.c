@@ -808,4 +808,5 @@ const lkc_store_ops lkc_my_table_ops = {
 	.fence = lkc_myt_fence,
 	.settle = NULL,
 	.wait_free = lkc_myt_wait_free,
+	.server_id = lkc_my_server_id,
 };

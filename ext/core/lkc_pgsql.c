@@ -1253,6 +1253,42 @@ const char *lkc_pg_endpoint(const lkc_store *store)
 	return ((const lkc_pg_store *) store)->endpoint;
 }
 
+/*
+ * What the server says it is (when its postmaster started, its port, its cluster
+ * name: readable by every role), whatever name or address reached it.
+ */
+lkc_rc lkc_pg_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	static const char sql[] = "SELECT pg_catalog.pg_postmaster_start_time()::text || ' ' || pg_catalog.current_setting('port')"
+		" || ' ' || pg_catalog.current_setting('cluster_name')";
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	PGresult *res = NULL;
+	lkc_pg_conn *c;
+	lkc_rc rc;
+
+	*id = NULL;
+	*len = 0;
+	if ((rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pg_exec(s, c, sql, 0, NULL, lkc_pg_deadline(s), 0, &res, err);
+	if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(c);
+		c = NULL;
+	} else if (rc == LKC_OK) {
+		if (PQntuples(res) != 1 || PQnfields(res) < 1) {
+			rc = lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+		} else if ((*id = strdup(PQgetvalue(res, 0, 0))) == NULL) {
+			rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		} else {
+			*len = strlen(*id);
+		}
+	}
+	PQclear(res);
+	lkc_pg_put(s, c);
+	return rc;
+}
+
 static const lkc_store_ops lkc_pg_ops = {
 	.name = "PostgreSQL",
 	.caps = LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
@@ -1267,4 +1303,5 @@ static const lkc_store_ops lkc_pg_ops = {
 	.fence = lkc_pg_fence,
 	.settle = NULL,
 	.wait_free = lkc_pg_wait_free,
+	.server_id = lkc_pg_server_id,
 };

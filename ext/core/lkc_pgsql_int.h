@@ -71,6 +71,8 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err);
 /* The advisory key of a resource, as text for a statement's parameter. */
 lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err);
+/* The store's server_id operation, for either mode. */
+lkc_rc lkc_pg_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err);
 /* Frees a store of either mode and everything it owns. */
 void lkc_pg_destroy(lkc_store *store);
 

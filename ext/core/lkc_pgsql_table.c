@@ -661,4 +661,5 @@ const lkc_store_ops lkc_pg_table_ops = {
 	.fence = lkc_pgt_fence,
 	.settle = lkc_pgt_settle,
 	.wait_free = lkc_pgt_wait_free,
+	.server_id = lkc_pg_server_id,
 };

@@ -3120,6 +3120,48 @@ static void lkc_rs_settle(lkc_store *store, lkc_hold *hold)
 	}
 }
 
+/*
+ * The server's run_id (INFO server): the same whatever name or address reached it.
+ * A cluster has no one name for itself: there only the seeds as spelled tell.
+ */
+static lkc_rc lkc_rs_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	static const char *argv[2] = { "INFO", "server" };
+	static const size_t lens[2] = { 4, 6 };
+	static const lkc_rs_cmd cmd = { 2, argv, lens };
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	redisReply *reply;
+	lkc_rs_frame f;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	*id = NULL;
+	*len = 0;
+	if (s->cfg.topology == LKC_REDIS_CLUSTER) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "a Redis Cluster has no name of its own");
+	}
+	LKC_RS_ENTER(s, &f, err);
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_send(s, &op, "", 0, &cmd, 1, &reply, err);
+	if (rc == LKC_OK) {
+		const char *at = reply->type == REDIS_REPLY_STRING ? strstr(reply->str, "run_id:") : NULL;
+
+		if (at == NULL) {
+			rc = lkc_rs_unexpected(s, "INFO server", reply, err);
+		} else {
+			at += 7;
+			*len = strcspn(at, "\r\n");
+			*id = strndup(at, *len);
+			if (*id == NULL) {
+				rc = lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+			}
+		}
+		lkc_rs_free_replies(&reply, 1);
+	}
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
 static const lkc_store_ops lkc_rs_ops = {
 	.name = "redis",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING,
@@ -3134,6 +3176,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.fence = lkc_rs_fence,
 	.settle = lkc_rs_settle,
 	.wait_free = lkc_rs_wait_free,
+	.server_id = lkc_rs_server_id,
 };
 
 /* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */
