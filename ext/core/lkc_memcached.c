@@ -1250,6 +1250,39 @@ static const lkc_store_ops lkc_mc_ops = {
 	.wait_free = lkc_mc_wait_free,
 };
 
+/*
+ * What a persistent handle must match to be reused: the timeout and every
+ * server in order, whole (a handle hashes keys over its own servers); NULL
+ * when out of memory.
+ */
+static char *lkc_mc_make_pool_key(const lkc_memcached_config *cfg, size_t *len)
+{
+	size_t n = 1 + 2 * cfg->nservers;
+	const char **parts = malloc(n * sizeof(*parts));
+	size_t *lens = malloc(n * sizeof(*lens));
+	char *numbers = malloc(n * 24);
+	char *key = NULL;
+
+	if (parts != NULL && lens != NULL && numbers != NULL) {
+		/* The timeout, then each server's host and port. */
+		parts[0] = numbers;
+		lens[0] = (size_t) snprintf(numbers, 24, "%lld", (long long) cfg->timeout_ms);
+		for (size_t i = 0; i < cfg->nservers; i++) {
+			char *port = numbers + 24 * (2 + 2 * i);
+
+			parts[1 + 2 * i] = cfg->servers[i].host;
+			lens[1 + 2 * i] = strlen(cfg->servers[i].host);
+			parts[2 + 2 * i] = port;
+			lens[2 + 2 * i] = (size_t) snprintf(port, 24, "%d", cfg->servers[i].port);
+		}
+		key = lkc_pool_key(n, parts, lens, len);
+	}
+	free(parts);
+	free(lens);
+	free(numbers);
+	return key;
+}
+
 lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *err)
 {
 	lkc_mc_store *s;
@@ -1285,14 +1318,11 @@ lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *e
 			strchr(srv->host, ':') != NULL ? "%s[%s]:%d" : "%s%s:%d", i > 0 ? "," : "", srv->host, srv->port);
 		used += n > 0 ? (size_t) n : 0;
 	}
-	/* Persistent handles are shared by stores of the same servers and timeout. */
-	s->pool_key = malloc(sizeof(s->endpoints) + 32);
+	s->pool_key = lkc_mc_make_pool_key(&s->cfg, &s->pool_key_len);
 	if (s->pool_key == NULL) {
 		lkc_mc_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	s->pool_key_len = (size_t) snprintf(s->pool_key, sizeof(s->endpoints) + 32, "%s/%lld", s->endpoints,
-		(long long) s->cfg.timeout_ms);
 	*out = &s->base;
 	return LKC_OK;
 }
