@@ -1025,9 +1025,41 @@ static lkc_rc lkc_mc_force_release_io(lkc_store *store, const char *resource, si
 		free(key);
 		return err->code;
 	}
-	rc = memcached_delete(s->mc, key, key_len, 0);
-	if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_DELETED && rc != MEMCACHED_NOTFOUND) {
-		result = lkc_mc_fail(s, key, key_len, rc, "breaking the lock", err);
+	/*
+	 * Read, then delete by cas: a plain delete whose answer was lost could run late
+	 * and break a hold taken after this call failed; a late cas breaks only the
+	 * item that was read.
+	 */
+	for (int tries = 0;; tries++) {
+		lkc_mc_found found;
+		uint64_t cas;
+		in_port_t port;
+
+		if (lkc_mc_gets(s, key, key_len, "", 0, &found, &cas, err) != LKC_OK) {
+			result = err->code;
+			break;
+		}
+		if (found == LKC_MC_ABSENT) {
+			break;
+		}
+		port = lkc_mc_srcport(s, key, key_len);
+		if (tries >= LKC_MC_CAS_TRIES || port == 0) {
+			result = lkc_mc_fail(s, key, key_len, port == 0 ? MEMCACHED_CONNECTION_FAILURE : MEMCACHED_DATA_EXISTS,
+				"breaking the lock", err);
+			break;
+		}
+		rc = memcached_cas(s->mc, key, key_len, "", 0, -1, 0, cas);
+		if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_STORED) {
+			if (lkc_mc_srcport(s, key, key_len) != port) {
+				result = lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, "breaking the lock", err);
+			}
+			break;
+		}
+		if (rc != MEMCACHED_DATA_EXISTS && rc != MEMCACHED_NOTFOUND) {
+			result = lkc_mc_fail(s, key, key_len, rc, "breaking the lock", err);
+			break;
+		}
+		/* Taken anew between the read and the cas: that hold is broken too, on the next read. */
 	}
 	free(key);
 	return result;
