@@ -16,7 +16,7 @@ require __DIR__ . '/../inc/faults.inc';
 lock_test_hang_guard(120);
 
 $timeout = lock_test_valgrind() ? 1.0 : 0.3;
-$bound = $timeout + LOCK_FAULT_SLACK;
+$bound = $timeout + (lock_test_valgrind() ? 1.0 : LOCK_FAULT_SLACK);
 $server = new LockTestMemcachedServer();
 $prefix = lock_test_prefix();
 $dsn = $server->dsn('prefix=' . urlencode($prefix));

@@ -16,7 +16,7 @@ require __DIR__ . '/../inc/faults.inc';
 lock_test_hang_guard(60);
 
 $timeout = lock_test_valgrind() ? 1.0 : 0.3;
-$bound = $timeout + LOCK_FAULT_SLACK;
+$bound = $timeout + (lock_test_valgrind() ? 1.0 : LOCK_FAULT_SLACK);
 // One worker thread: the frozen server runs what it queued in the order it came.
 $server = new LockTestMemcachedServer(['-t', '1']);
 $dsn = $server->dsn('prefix=' . urlencode(lock_test_prefix()));
