@@ -22,6 +22,16 @@
  * A plain `delete` after a `gets` would have exactly the race we avoid
  * (Laravel's memcached lock has it).
  *
+ * A take whose answer was lost (a timeout, a cut connection) may still run
+ * on the server at any later time, storing our value for nobody. The store
+ * remembers it (key and value) until it knows (lkc_mc_sweep): at the lock's
+ * give-back, at the start of every later call and, for a bounded time, at the
+ * store's end, it deletes the item if it holds our value (a cas: another
+ * owner's is never touched). A hold without TTL is first written with an
+ * expiry (lkc_mc_provisional) and made permanent by a cas once the add is
+ * answered, so an add that lands after the store stopped looking runs out by
+ * itself, as one with a TTL does.
+ *
  * What the store cannot promise: memcached may evict any item under memory
  * pressure, a hold included, and then another owner can take the resource
  * while the first still works. A server started with -M answers "out of
@@ -71,8 +81,21 @@
 #define LKC_MC_CLOCK_SLACK 2
 #define LKC_MC_BACKOFF_MIN_MS 5
 #define LKC_MC_BACKOFF_MAX_MS 100
-/* A settle (after an acquire whose answer was lost) gets at most this long. */
+/*
+ * Giving back a take whose answer was lost (lkc_mc_sweep): each command of a
+ * settle gets at most LKC_MC_SETTLE_MS, one at the start of another call at most
+ * LKC_MC_SWEEP_MS (the call keeps its own timeout), the store's destruction waits
+ * at most LKC_MC_SETTLE_WAIT_MS in all. A take found absent is known not to come
+ * once the server has answered for LKC_MC_SETTLE_GRACE_MS: what it had queued
+ * before has run by then. At most LKC_MC_UNSETTLED_MAX are remembered.
+ */
 #define LKC_MC_SETTLE_MS 200
+#define LKC_MC_SWEEP_MS 50
+#define LKC_MC_SETTLE_WAIT_MS 1000
+#define LKC_MC_SETTLE_GRACE_MS 500
+#define LKC_MC_UNSETTLED_MAX 64
+/* A hold without expiry is first written with at least this many seconds (lkc_mc_provisional). */
+#define LKC_MC_PROVISIONAL_MIN_S 5
 /* Idle persistent connections kept per process. */
 #define LKC_MC_POOL_MAX 16
 /* A cas that keeps meeting a changed item gives up after this many reads. */
@@ -81,6 +104,20 @@
 /* The first byte of a value: a hold's owner token follows, or a release's cooldown. */
 #define LKC_MC_TAG_OWNER 'o'
 #define LKC_MC_TAG_COOLDOWN 'c'
+
+/*
+ * A take whose answer was lost: an add that the server may run at any time
+ * later, storing value under key for nobody. Kept until known (lkc_mc_sweep).
+ */
+typedef struct lkc_mc_unsettled {
+	struct lkc_mc_unsettled *next;
+	char *key;
+	size_t key_len;
+	char value[LKC_OWNER_MAX + 1];
+	size_t value_len;
+	pid_t pid;               /* the process that sent the add: only it settles */
+	uint64_t answered_ns;    /* when the server first answered a settle without our item, 0 before */
+} lkc_mc_unsettled;
 
 typedef struct {
 	lkc_store base;
@@ -98,6 +135,8 @@ typedef struct {
 	unsigned busy;
 	/* While a call runs: the signal mask to sleep with (the caller's), NULL outside calls. */
 	const sigset_t *caller_mask;
+	lkc_mc_unsettled *unsettled; /* takes whose answer was lost, newest first */
+	unsigned nunsettled;
 } lkc_mc_store;
 
 /* Handles inherited across fork(): never freed (libmemcached would shut the parent's sockets down). */
@@ -461,23 +500,14 @@ static in_port_t lkc_mc_srcport(lkc_mc_store *s, const char *key, size_t key_len
 }
 
 /*
- * Rewrites our hold with value and exptime (negative: gone at once) if it is
- * still ours: LKC_OK, LKC_EXPIRED, LKC_LOST or an error.
+ * Rewrites the item under key with value and exptime (negative: gone at once)
+ * if it still holds ours: LKC_OK, LKC_EXPIRED (absent), LKC_LOST (another
+ * value) or an error.
  */
-static lkc_rc lkc_mc_rewrite(lkc_mc_store *s, const lkc_hold *hold, const char *value, size_t value_len,
-	time_t exptime, const char *doing, lkc_err *err)
+static lkc_rc lkc_mc_rewrite_key(lkc_mc_store *s, const char *key, size_t key_len, const char *ours, size_t ours_len,
+	const char *value, size_t value_len, time_t exptime, const char *doing, lkc_err *err)
 {
-	char ours[LKC_OWNER_MAX + 1];
-	size_t ours_len = lkc_mc_value(hold, ours);
-	size_t key_len;
-	char *key = lkc_mc_key(s, hold->resource, hold->resource_len, &key_len);
-	lkc_rc result = LKC_OK;
-
-	if (key == NULL) {
-		return lkc_err_set(err, LKC_ERR_SYSTEM, "Memcached at %s: out of memory", s->endpoints);
-	}
 	if (lkc_mc_conn(s, err) != LKC_OK) {
-		free(key);
 		return err->code;
 	}
 	for (int tries = 0;; tries++) {
@@ -487,42 +517,217 @@ static lkc_rc lkc_mc_rewrite(lkc_mc_store *s, const lkc_hold *hold, const char *
 		memcached_return_t rc;
 
 		if (lkc_mc_gets(s, key, key_len, ours, ours_len, &found, &cas, err) != LKC_OK) {
-			result = err->code;
-			break;
+			return err->code;
 		}
 		if (found == LKC_MC_ABSENT) {
-			result = lkc_err_set(err, LKC_EXPIRED, "the lock has expired");
-			break;
+			return lkc_err_set(err, LKC_EXPIRED, "the lock has expired");
 		}
 		if (found == LKC_MC_THEIRS) {
-			result = lkc_err_set(err, LKC_LOST, "the lock expired and another owner holds it now");
-			break;
+			return lkc_err_set(err, LKC_LOST, "the lock expired and another owner holds it now");
 		}
 		if (tries >= LKC_MC_CAS_TRIES) {
-			result = lkc_mc_fail(s, key, key_len, MEMCACHED_DATA_EXISTS, doing, err);
-			break;
+			return lkc_mc_fail(s, key, key_len, MEMCACHED_DATA_EXISTS, doing, err);
 		}
 		/* The cas id is only good on the connection that read it: a new one may reach a restarted server. */
 		port = lkc_mc_srcport(s, key, key_len);
 		if (port == 0) {
-			result = lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, doing, err);
-			break;
+			return lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, doing, err);
 		}
 		rc = memcached_cas(s->mc, key, key_len, value, value_len, exptime, 0, cas);
 		if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_STORED) {
 			if (lkc_mc_srcport(s, key, key_len) != port) {
-				result = lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, doing, err);
+				return lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, doing, err);
 			}
-			break;
+			return LKC_OK;
 		}
 		if (rc != MEMCACHED_DATA_EXISTS && rc != MEMCACHED_NOTFOUND) {
-			result = lkc_mc_fail(s, key, key_len, rc, doing, err);
-			break;
+			return lkc_mc_fail(s, key, key_len, rc, doing, err);
 		}
 		/* The item changed under us: read again to tell expired from lost. */
 	}
+}
+
+/* Rewrites our hold with value and exptime if it is still ours: see lkc_mc_rewrite_key. */
+static lkc_rc lkc_mc_rewrite(lkc_mc_store *s, const lkc_hold *hold, const char *value, size_t value_len,
+	time_t exptime, const char *doing, lkc_err *err)
+{
+	char ours[LKC_OWNER_MAX + 1];
+	size_t ours_len = lkc_mc_value(hold, ours);
+	size_t key_len;
+	char *key = lkc_mc_key(s, hold->resource, hold->resource_len, &key_len);
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "Memcached at %s: out of memory", s->endpoints);
+	}
+	rc = lkc_mc_rewrite_key(s, key, key_len, ours, ours_len, value, value_len, exptime, doing, err);
 	free(key);
-	return result;
+	return rc;
+}
+
+/* The remembered take of value under key, by this process; NULL when none. */
+static lkc_mc_unsettled **lkc_mc_unsettled_find(lkc_mc_store *s, const char *key, size_t key_len,
+	const char *value, size_t value_len)
+{
+	for (lkc_mc_unsettled **link = &s->unsettled; *link != NULL; link = &(*link)->next) {
+		const lkc_mc_unsettled *u = *link;
+
+		if (u->pid == lkc_pid() && u->key_len == key_len && memcmp(u->key, key, key_len) == 0
+			&& u->value_len == value_len && memcmp(u->value, value, value_len) == 0) {
+			return link;
+		}
+	}
+	return NULL;
+}
+
+/* Unlinks and frees *link. */
+static void lkc_mc_unsettled_drop(lkc_mc_store *s, lkc_mc_unsettled **link)
+{
+	lkc_mc_unsettled *u = *link;
+
+	*link = u->next;
+	s->nunsettled--;
+	free(u->key);
+	free(u);
+}
+
+/*
+ * Remembers an add of value under key whose answer was lost, until it is known
+ * (lkc_mc_sweep). When the list is full (or memory short) the oldest is let go:
+ * what it may store still runs out with the expiry it was sent with.
+ */
+static void lkc_mc_remember(lkc_mc_store *s, const char *key, size_t key_len, const char *value, size_t value_len)
+{
+	lkc_mc_unsettled **found = lkc_mc_unsettled_find(s, key, key_len, value, value_len);
+	lkc_mc_unsettled *u;
+
+	if (found != NULL) {
+		/* Sent again: the server's answers so far tell nothing of the new one. */
+		(*found)->answered_ns = 0;
+		return;
+	}
+	if (s->nunsettled >= LKC_MC_UNSETTLED_MAX) {
+		lkc_mc_unsettled **link = &s->unsettled;
+
+		while ((*link)->next != NULL) {
+			link = &(*link)->next;
+		}
+		lkc_mc_unsettled_drop(s, link);
+	}
+	u = calloc(1, sizeof(*u));
+	if (u == NULL || (u->key = malloc(key_len)) == NULL) {
+		free(u);
+		return;
+	}
+	memcpy(u->key, key, key_len);
+	u->key_len = key_len;
+	memcpy(u->value, value, value_len);
+	u->value_len = value_len;
+	u->pid = lkc_pid();
+	u->next = s->unsettled;
+	s->unsettled = u;
+	s->nunsettled++;
+}
+
+/* Forgets a remembered take of value under key: a take of it succeeded since, and its item is a hold. */
+static void lkc_mc_forget(lkc_mc_store *s, const char *key, size_t key_len, const char *value, size_t value_len)
+{
+	lkc_mc_unsettled **found;
+
+	if (s->unsettled != NULL && (found = lkc_mc_unsettled_find(s, key, key_len, value, value_len)) != NULL) {
+		lkc_mc_unsettled_drop(s, found);
+	}
+}
+
+/*
+ * Settles what it can of the remembered takes, each command within cmd_ms, in
+ * about budget_ms at most: an item of ours is deleted if it is still ours (a
+ * cas, so another owner's is never touched), and the take is then known. A
+ * take not found is known once the server has answered for
+ * LKC_MC_SETTLE_GRACE_MS: an add it had queued would have run. A server that
+ * does not answer ends the sweep; the takes stay for the next one. Takes of
+ * another process (a parent's, in a forked child) are forgotten here: theirs
+ * to settle.
+ */
+static void lkc_mc_sweep(lkc_mc_store *s, int64_t cmd_ms, int64_t budget_ms)
+{
+	uint64_t start = lkc_now_ns();
+	lkc_err ignored;
+
+	if (cmd_ms > s->cfg.timeout_ms) {
+		cmd_ms = s->cfg.timeout_ms;
+	}
+	for (lkc_mc_unsettled **link = &s->unsettled; *link != NULL;) {
+		lkc_mc_unsettled *u = *link;
+		lkc_rc rc;
+
+		if (u->pid != lkc_pid()) {
+			lkc_mc_unsettled_drop(s, link);
+			continue;
+		}
+		if (lkc_now_ns() - start >= (uint64_t) budget_ms * 1000000u || lkc_mc_conn(s, &ignored) != LKC_OK) {
+			break;
+		}
+		lkc_mc_set_timeouts(s->mc, cmd_ms);
+		rc = lkc_mc_rewrite_key(s, u->key, u->key_len, u->value, u->value_len, "", 0, -1,
+			"giving back a take whose answer was lost", &ignored);
+		if (rc == LKC_OK) {
+			lkc_mc_unsettled_drop(s, link);
+			continue;
+		}
+		if (rc != LKC_EXPIRED && rc != LKC_LOST) {
+			break;
+		}
+		if (u->answered_ns == 0) {
+			u->answered_ns = lkc_now_ns();
+		}
+		if (lkc_now_ns() - u->answered_ns >= (uint64_t) LKC_MC_SETTLE_GRACE_MS * 1000000u) {
+			lkc_mc_unsettled_drop(s, link);
+			continue;
+		}
+		link = &u->next;
+	}
+	/* A failure dropped the handle; a new one gets the store's timeouts. */
+	if (s->mc != NULL) {
+		lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms);
+	}
+}
+
+/*
+ * The expiry a hold without one is first written with, before it is made
+ * permanent: long enough for the add, the read and the cas that follow it
+ * (each within the timeout), so that an add whose answer was lost, run late,
+ * leaves an item that runs out by itself.
+ */
+static time_t lkc_mc_provisional(const lkc_mc_store *s)
+{
+	int64_t secs = (3 * s->cfg.timeout_ms + 999) / 1000 + LKC_MC_CLOCK_SLACK;
+
+	if (secs < LKC_MC_PROVISIONAL_MIN_S) {
+		return LKC_MC_PROVISIONAL_MIN_S;
+	}
+	return secs > LKC_MC_RELATIVE_MAX ? LKC_MC_RELATIVE_MAX : (time_t) secs;
+}
+
+/*
+ * Makes the item we just found or stored under key ours with exptime (0: for
+ * ever): LKC_OK taken, LKC_BUSY another owner's now, LKC_EXPIRED gone before
+ * (add again), or an error, after which the take is remembered as unsettled.
+ */
+static lkc_rc lkc_mc_confirm(lkc_mc_store *s, lkc_hold *hold, const char *key, size_t key_len,
+	const char *value, size_t value_len, time_t exptime, lkc_err *err)
+{
+	lkc_rc rc = lkc_mc_rewrite_key(s, key, key_len, value, value_len, value, value_len, exptime, "taking the lock", err);
+
+	if (rc == LKC_LOST) {
+		return LKC_BUSY;
+	}
+	if (rc != LKC_OK && rc != LKC_EXPIRED) {
+		/* Ours with the first expiry, or made permanent with the answer lost: given back later. */
+		hold->unsure = 1;
+		lkc_mc_remember(s, key, key_len, value, value_len);
+	}
+	return rc;
 }
 
 /* One attempt at the hold: add our value; LKC_OK, LKC_BUSY or an error. */
@@ -530,37 +735,53 @@ static lkc_rc lkc_mc_try(lkc_mc_store *s, lkc_hold *hold, const char *key, size_
 {
 	char value[LKC_OWNER_MAX + 1];
 	size_t value_len = lkc_mc_value(hold, value);
+	/* A hold without expiry is written with one first: an add that runs late never stays for ever. */
+	time_t first = exptime == 0 ? lkc_mc_provisional(s) : exptime;
 	memcached_return_t rc;
+	lkc_rc result;
 
 	if (lkc_mc_conn(s, err) != LKC_OK) {
 		return err->code;
 	}
-	rc = memcached_add(s->mc, key, key_len, value, value_len, exptime, 0);
-	if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_STORED) {
-		hold->unsure = 0;
-		return LKC_OK;
-	}
-	if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
-		if (hold->unsure) {
-			lkc_mc_found found;
+	for (int tries = 0;; tries++) {
+		if (tries > LKC_MC_CAS_TRIES) {
+			char where[300];
+
+			lkc_mc_server_of(s, key, key_len, where, sizeof(where));
+			return lkc_err_set(err, LKC_ERR_IO, "Memcached at %s: the hold kept running out before it was made permanent (taking the lock)", where);
+		}
+		rc = memcached_add(s->mc, key, key_len, value, value_len, first, 0);
+		if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_STORED) {
+			result = first == exptime ? LKC_OK : lkc_mc_confirm(s, hold, key, key_len, value, value_len, exptime, err);
+		} else if (rc == MEMCACHED_NOTSTORED || rc == MEMCACHED_DATA_EXISTS) {
+			lkc_mc_found found = LKC_MC_THEIRS;
 			uint64_t cas;
 
 			/* Our last add may have been stored with its answer lost: that item is ours. */
-			if (lkc_mc_gets(s, key, key_len, value, value_len, &found, &cas, err) != LKC_OK) {
+			if (hold->unsure && lkc_mc_gets(s, key, key_len, value, value_len, &found, &cas, err) != LKC_OK) {
 				return err->code;
 			}
-			if (found == LKC_MC_OURS) {
-				hold->unsure = 0;
-				return lkc_mc_rewrite(s, hold, value, value_len, exptime, "taking the lock", err) == LKC_OK
-					? LKC_OK : LKC_BUSY;
+			if (found == LKC_MC_ABSENT) {
+				continue;
+			}
+			result = found == LKC_MC_OURS ? lkc_mc_confirm(s, hold, key, key_len, value, value_len, exptime, err) : LKC_BUSY;
+		} else {
+			/* Sent, maybe stored, answer lost: the store gives it back once it knows (lkc_mc_sweep). */
+			hold->unsure = 1;
+			lkc_mc_remember(s, key, key_len, value, value_len);
+			return lkc_mc_fail(s, key, key_len, rc, "taking the lock", err);
+		}
+		if (result == LKC_EXPIRED) {
+			continue;
+		}
+		if (result == LKC_OK || result == LKC_BUSY) {
+			hold->unsure = 0;
+			if (result == LKC_OK) {
+				lkc_mc_forget(s, key, key_len, value, value_len);
 			}
 		}
-		hold->unsure = 0;
-		return LKC_BUSY;
+		return result;
 	}
-	/* Sent, maybe stored, answer lost: a later release or settle gives it back. */
-	hold->unsure = 1;
-	return lkc_mc_fail(s, key, key_len, rc, "taking the lock", err);
 }
 
 /* A random number for the backoff's jitter (xorshift64*). */
@@ -697,21 +918,24 @@ static lkc_rc lkc_mc_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_
 	return LKC_OK;
 }
 
-/* Gives back, quietly and quickly, what an acquire whose answer was lost may have taken. */
+/*
+ * Gives back, quietly and quickly, what an acquire whose answer was lost may
+ * have taken: with every other take the store still has to settle. What is not
+ * known yet stays remembered, for the next call and the store's end.
+ */
 static void lkc_mc_settle_io(lkc_store *store, lkc_hold *hold)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
-	lkc_err ignored;
+	char value[LKC_OWNER_MAX + 1];
+	size_t value_len = lkc_mc_value(hold, value);
+	size_t key_len;
+	char *key = lkc_mc_key(s, hold->resource, hold->resource_len, &key_len);
 
-	if (lkc_mc_conn(s, &ignored) != LKC_OK) {
-		return;
+	if (key != NULL && lkc_mc_unsettled_find(s, key, key_len, value, value_len) == NULL) {
+		lkc_mc_remember(s, key, key_len, value, value_len);
 	}
-	lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms < LKC_MC_SETTLE_MS ? s->cfg.timeout_ms : LKC_MC_SETTLE_MS);
-	lkc_mc_release_io(store, hold, 0, &ignored);
-	/* A failure dropped the handle; a new one gets the store's timeouts. */
-	if (s->mc != NULL) {
-		lkc_mc_set_timeouts(s->mc, s->cfg.timeout_ms);
-	}
+	free(key);
+	lkc_mc_sweep(s, LKC_MC_SETTLE_MS, LKC_MC_SETTLE_MS);
 }
 
 static lkc_rc lkc_mc_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
@@ -801,9 +1025,41 @@ static lkc_rc lkc_mc_force_release_io(lkc_store *store, const char *resource, si
 		free(key);
 		return err->code;
 	}
-	rc = memcached_delete(s->mc, key, key_len, 0);
-	if (rc != MEMCACHED_SUCCESS && rc != MEMCACHED_DELETED && rc != MEMCACHED_NOTFOUND) {
-		result = lkc_mc_fail(s, key, key_len, rc, "breaking the lock", err);
+	/*
+	 * Read, then delete by cas: a plain delete whose answer was lost could run late
+	 * and break a hold taken after this call failed; a late cas breaks only the
+	 * item that was read.
+	 */
+	for (int tries = 0;; tries++) {
+		lkc_mc_found found;
+		uint64_t cas;
+		in_port_t port;
+
+		if (lkc_mc_gets(s, key, key_len, "", 0, &found, &cas, err) != LKC_OK) {
+			result = err->code;
+			break;
+		}
+		if (found == LKC_MC_ABSENT) {
+			break;
+		}
+		port = lkc_mc_srcport(s, key, key_len);
+		if (tries >= LKC_MC_CAS_TRIES || port == 0) {
+			result = lkc_mc_fail(s, key, key_len, port == 0 ? MEMCACHED_CONNECTION_FAILURE : MEMCACHED_DATA_EXISTS,
+				"breaking the lock", err);
+			break;
+		}
+		rc = memcached_cas(s->mc, key, key_len, "", 0, -1, 0, cas);
+		if (rc == MEMCACHED_SUCCESS || rc == MEMCACHED_STORED) {
+			if (lkc_mc_srcport(s, key, key_len) != port) {
+				result = lkc_mc_fail(s, key, key_len, MEMCACHED_CONNECTION_FAILURE, "breaking the lock", err);
+			}
+			break;
+		}
+		if (rc != MEMCACHED_DATA_EXISTS && rc != MEMCACHED_NOTFOUND) {
+			result = lkc_mc_fail(s, key, key_len, rc, "breaking the lock", err);
+			break;
+		}
+		/* Taken anew between the read and the cas: that hold is broken too, on the next read. */
 	}
 	free(key);
 	return result;
@@ -848,11 +1104,48 @@ static void lkc_mc_abandon(lkc_store *store, lkc_hold *hold)
 	(void) hold;
 }
 
+static void lkc_mc_io_begin(lkc_mc_store *s, sigset_t *saved);
+static void lkc_mc_io_end(lkc_mc_store *s, const sigset_t *saved, const sigset_t *prev);
+
+/* Settles the takes still unsettled at the store's end, for at most LKC_MC_SETTLE_WAIT_MS. */
+static void lkc_mc_settle_all(lkc_mc_store *s)
+{
+	uint64_t deadline = lkc_now_ns() + (uint64_t) LKC_MC_SETTLE_WAIT_MS * 1000000u;
+	const sigset_t *prev = s->caller_mask;
+	sigset_t mask;
+
+	lkc_mc_io_begin(s, &mask);
+	if (s->busy > 1) {
+		/* A bailout left the handle mid-command: its answer would be read as the settle's. */
+		lkc_mc_discard(s);
+	}
+	for (;;) {
+		uint64_t now = lkc_now_ns();
+		struct timespec pause = { 0, 20 * 1000000L };
+
+		if (now >= deadline) {
+			break;
+		}
+		lkc_mc_sweep(s, LKC_MC_SETTLE_MS, (int64_t) ((deadline - now) / 1000000u));
+		if (s->unsettled == NULL || lkc_now_ns() + 20 * 1000000u >= deadline) {
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	lkc_mc_io_end(s, &mask, prev);
+}
+
 /* Frees the store; a persistent store's handle goes back to the pool, a parent's is left alone. */
 static void lkc_mc_destroy(lkc_store *store)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
 
+	if (s->unsettled != NULL) {
+		lkc_mc_settle_all(s);
+	}
+	while (s->unsettled != NULL) {
+		lkc_mc_unsettled_drop(s, &s->unsettled);
+	}
 	if (s->mc != NULL) {
 		if (s->mc_pid != lkc_pid()) {
 			lkc_mc_orphan(s->mc);
@@ -909,7 +1202,8 @@ static void lkc_mc_io_end(lkc_mc_store *s, const sigset_t *saved, const sigset_t
 
 /*
  * The store's operations: each counts itself busy around its I/O, so that a
- * handle a bailout left mid-command is never pooled (lkc_mc_destroy).
+ * handle a bailout left mid-command is never pooled (lkc_mc_destroy), and
+ * first settles, briefly, what takes whose answer was lost it can.
  */
 #define LKC_MC_BUSY(store, call) \
 	do { \
@@ -918,6 +1212,9 @@ static void lkc_mc_io_end(lkc_mc_store *s, const sigset_t *saved, const sigset_t
 		sigset_t busy_mask_; \
 		lkc_rc busy_rc_; \
 		lkc_mc_io_begin(busy_s_, &busy_mask_); \
+		if (busy_s_->unsettled != NULL) { \
+			lkc_mc_sweep(busy_s_, LKC_MC_SWEEP_MS, LKC_MC_SWEEP_MS); \
+		} \
 		busy_rc_ = (call); \
 		lkc_mc_io_end(busy_s_, &busy_mask_, busy_prev_); \
 		return busy_rc_; \
@@ -985,6 +1282,39 @@ static const lkc_store_ops lkc_mc_ops = {
 	.wait_free = lkc_mc_wait_free,
 };
 
+/*
+ * What a persistent handle must match to be reused: the timeout and every
+ * server in order, whole (a handle hashes keys over its own servers); NULL
+ * when out of memory.
+ */
+static char *lkc_mc_make_pool_key(const lkc_memcached_config *cfg, size_t *len)
+{
+	size_t n = 1 + 2 * cfg->nservers;
+	const char **parts = malloc(n * sizeof(*parts));
+	size_t *lens = malloc(n * sizeof(*lens));
+	char *numbers = malloc(n * 24);
+	char *key = NULL;
+
+	if (parts != NULL && lens != NULL && numbers != NULL) {
+		/* The timeout, then each server's host and port. */
+		parts[0] = numbers;
+		lens[0] = (size_t) snprintf(numbers, 24, "%lld", (long long) cfg->timeout_ms);
+		for (size_t i = 0; i < cfg->nservers; i++) {
+			char *port = numbers + 24 * (2 + 2 * i);
+
+			parts[1 + 2 * i] = cfg->servers[i].host;
+			lens[1 + 2 * i] = strlen(cfg->servers[i].host);
+			parts[2 + 2 * i] = port;
+			lens[2 + 2 * i] = (size_t) snprintf(port, 24, "%d", cfg->servers[i].port);
+		}
+		key = lkc_pool_key(n, parts, lens, len);
+	}
+	free(parts);
+	free(lens);
+	free(numbers);
+	return key;
+}
+
 lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *err)
 {
 	lkc_mc_store *s;
@@ -1020,14 +1350,11 @@ lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *e
 			strchr(srv->host, ':') != NULL ? "%s[%s]:%d" : "%s%s:%d", i > 0 ? "," : "", srv->host, srv->port);
 		used += n > 0 ? (size_t) n : 0;
 	}
-	/* Persistent handles are shared by stores of the same servers and timeout. */
-	s->pool_key = malloc(sizeof(s->endpoints) + 32);
+	s->pool_key = lkc_mc_make_pool_key(&s->cfg, &s->pool_key_len);
 	if (s->pool_key == NULL) {
 		lkc_mc_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	s->pool_key_len = (size_t) snprintf(s->pool_key, sizeof(s->endpoints) + 32, "%s/%lld", s->endpoints,
-		(long long) s->cfg.timeout_ms);
 	*out = &s->base;
 	return LKC_OK;
 }

@@ -2,6 +2,7 @@
 #include "lkc.h"
 #include "lkc_pool.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,29 @@ static void lkc_pool_register(lkc_pool *pool)
 		__atomic_store_n(&pool->registered, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&lkc_pools_lock);
+}
+
+char *lkc_pool_key(size_t n, const char *const *parts, const size_t *lens, size_t *len)
+{
+	size_t size = 1;
+	size_t used = 0;
+	char *key;
+
+	for (size_t i = 0; i < n; i++) {
+		size += lens[i] + 22;
+	}
+	key = malloc(size);
+	if (key == NULL) {
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		used += (size_t) snprintf(key + used, size - used, "%zu:", lens[i]);
+		memcpy(key + used, parts[i], lens[i]);
+		used += lens[i];
+	}
+	key[used] = '\0';
+	*len = used;
+	return key;
 }
 
 /* Closes e's connection and frees e; the pool's lock is held or e is unlinked. */

@@ -36,6 +36,21 @@ typedef struct {
 
 #define LKC_POOL_INIT(reusable, close, max) { (reusable), (close), (max), PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0 }
 
+/*
+ * A key is the whole identity of what is pooled: every setting that makes one
+ * connection unfit for another store (each server and its order, credentials,
+ * database, TLS settings, timeouts a connection keeps), nothing cut short, and
+ * unambiguous: lkc_pool_key makes one. Two stores that differ in anything a
+ * connection carries must never make the same key.
+ */
+
+/*
+ * A key of n parts (parts[i] of lens[i] bytes, any bytes), each written as its
+ * length, ':' and its bytes, so that no two lists of parts make the same key;
+ * malloc'd, *len set; NULL when out of memory.
+ */
+char *lkc_pool_key(size_t n, const char *const *parts, const size_t *lens, size_t *len);
+
 /* An idle connection this process pooled under key, known reusable; NULL when none. */
 void *lkc_pool_take(lkc_pool *pool, const char *key, size_t key_len);
 

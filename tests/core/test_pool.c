@@ -3,6 +3,7 @@
 #include "../../ext/core/lkc_pool.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -153,5 +154,42 @@ static void forks_while_another_thread_uses_the_pool(void)
 	lkc_pool_shutdown(&t_busy_pool);
 }
 
-TEST_MAIN(T(take_gives_what_put_kept_under_its_key), T(bad_and_surplus_connections_are_closed),
+/* Keys of parts never read alike: parts that share their bytes differently, or a long common beginning. */
+static void keys_of_parts_are_whole_and_unambiguous(void)
+{
+	lkc_pool pool = LKC_POOL_INIT(t_reusable, t_close, 4);
+	const char *ab_c[] = { "a\nb", "c" }, *a_bc[] = { "a", "b\nc" };
+	size_t lens[] = { 3, 1 }, lens2[] = { 1, 3 };
+	char long1[400], long2[400];
+	const char *l1[] = { long1 }, *l2[] = { long2 };
+	size_t llen[] = { sizeof(long1) };
+	size_t k1_len, k2_len, k3_len, k4_len;
+	char *k1 = lkc_pool_key(2, ab_c, lens, &k1_len);
+	char *k2 = lkc_pool_key(2, a_bc, lens2, &k2_len);
+	char *k3, *k4;
+	t_conn *c;
+
+	CHECK(k1 != NULL && k2 != NULL);
+	CHECK(k1_len != k2_len || memcmp(k1, k2, k1_len) != 0);
+	/* Two lists alike in their first 399 bytes: the keys differ in the last one. */
+	memset(long1, 'x', sizeof(long1));
+	memset(long2, 'x', sizeof(long2));
+	long2[sizeof(long2) - 1] = 'y';
+	k3 = lkc_pool_key(1, l1, llen, &k3_len);
+	k4 = lkc_pool_key(1, l2, llen, &k4_len);
+	CHECK(k3 != NULL && k4 != NULL && k3_len == k4_len && k3_len > sizeof(long1));
+	lkc_pool_put(&pool, k3, k3_len, t_new(3, 1));
+	CHECK(lkc_pool_take(&pool, k4, k4_len) == NULL);
+	CHECK(lkc_pool_take(&pool, k1, k1_len) == NULL);
+	c = lkc_pool_take(&pool, k3, k3_len);
+	CHECK(c != NULL && c->id == 3);
+	free(c);
+	free(k1);
+	free(k2);
+	free(k3);
+	free(k4);
+	lkc_pool_shutdown(&pool);
+}
+
+TEST_MAIN(T(take_gives_what_put_kept_under_its_key), T(keys_of_parts_are_whole_and_unambiguous), T(bad_and_surplus_connections_are_closed),
 	T(a_child_never_takes_its_parents), T(forks_while_another_thread_uses_the_pool))
