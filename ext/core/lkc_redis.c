@@ -2,13 +2,13 @@
  * The Redis store. Every key of a resource starts with its lock key,
  * prefix + "{" + tag + "}" (lkc_rs_lock_key), so all of them share one
  * braced hash tag and, on a cluster, one slot: a script may touch them all.
- *   P{R}            the writer's owner token, with the hold's TTL; or
- *                   "shared" while the readers' set below holds anybody,
- *                   expiring with its longest-lived member
+ *   P{R}            the writer's owner token, with the hold's TTL; or ""
+ *                   (no owner is empty) while the readers' set below holds
+ *                   anybody, expiring with its longest-lived member
  *   P{R}:r          the readers: a ZSET of owner tokens scored by their expiry
  *                   (ms of the server's TIME; LKC_RS_FOREVER for no TTL), and
- *                   the member "cooldown" while a release($delay) keeps the
- *                   resource blocked. Members whose time has passed are dead
+ *                   the member "" while a release($delay) keeps the resource
+ *                   blocked (the cooldown). Members whose time has passed are dead
  *                   and pruned by the scripts; the set expires with its
  *                   longest-lived member
  *   P{R}:f          the fencing counter (below)
@@ -119,8 +119,10 @@
  *     for its own timeout).
  *   - demotion: the writer becomes a reader in one step, and the readers at
  *     the head of the queue come in with it.
- * A cooldown (release with a delay) is the reader "cooldown": it keeps
- * writers out like any reader, and readers out as well.
+ * A cooldown (release with a delay) is the reader "": it keeps writers out
+ * like any reader, and readers out as well. Owner tokens are 1 to 255 bytes,
+ * so the empty string marks the readers and the cooldown where an owner
+ * token stands, and no token, whatever its bytes, can pass for either.
  *
  * Waiting. A waiter runs the acquire script with "q" (take the hold if it can,
  * else join the queue and learn how long to sleep and its ticket), then
@@ -188,8 +190,6 @@
 #define LKC_RS_STR2(x) #x
 #define LKC_RS_STR(x) LKC_RS_STR2(x)
 
-/* What the lock key says while readers hold the resource (the scripts spell it out). */
-#define LKC_RS_SHARED "shared"
 /* Longest single sleep of a waiter (ms), so that its liveness deadline stays fresh. */
 #define LKC_RS_WAIT_CAP 2000
 /*
@@ -2413,19 +2413,6 @@ static void lkc_rs_guessed(const lkc_hold *hold, lkc_rs_lists *lists)
 }
 
 /*
- * The lock key holds the writer's owner or "shared" for readers: an owner of
- * that name would pass for the readers (and they for it). LKC_OK when the
- * hold's owner can be used here.
- */
-static lkc_rc lkc_rs_owner_usable(const lkc_hold *hold, lkc_err *err)
-{
-	if (hold->owner_len == sizeof(LKC_RS_SHARED) - 1 && memcmp(hold->owner, LKC_RS_SHARED, hold->owner_len) == 0) {
-		return lkc_err_set(err, LKC_ERR_INVALID, "the owner \"" LKC_RS_SHARED "\" is reserved by the Redis store for read holds");
-	}
-	return LKC_OK;
-}
-
-/*
  * Takes the hold in mode, or converts the one we have (promotion, demotion):
  * one step of the acquire script, then, when busy and allowed to wait, the
  * queue.
@@ -2438,9 +2425,6 @@ static lkc_rc lkc_rs_take(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	lkc_rs_req req;
 	lkc_rc rc;
 
-	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
-		return err->code;
-	}
 	if (lkc_rs_req_init(s, &req, hold, mode, ttl_ms, wait_ms != 0 ? ":wl" : NULL) != 0) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -2535,10 +2519,6 @@ static lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
-		free(key);
-		return err->code;
-	}
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -2615,10 +2595,6 @@ static lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
-		free(key);
-		return err->code;
-	}
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -2650,9 +2626,6 @@ static lkc_rc lkc_rs_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err)
 	lkc_rs_op op;
 	lkc_rc rc;
 
-	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
-		return err->code;
-	}
 	key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
@@ -2757,9 +2730,6 @@ static lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, 
 	char *key;
 	lkc_rc rc;
 
-	if (lkc_rs_owner_usable(hold, err) != LKC_OK) {
-		return err->code;
-	}
 	key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");

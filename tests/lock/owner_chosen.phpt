@@ -15,9 +15,6 @@ foreach (['', str_repeat('x', 256)] as $owner) {
     lock_test_expect_throw(fn () => $factory->createLock('r', owner: $owner));
 }
 lock_test_expect_throw(fn () => new Lock\Lock('r', $store, 10.0, true, ['o']));
-// The Redis lock key says "shared" while readers hold it: that owner would pass for them.
-lock_test_expect_throw(fn () => $factory->createLock(lock_test_resource(), owner: 'shared')->acquire());
-lock_test_expect_throw(fn () => $factory->restoreLock(lock_test_resource(), 'shared')->refresh());
 
 echo "== chosen owners on every store\n";
 lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
@@ -108,8 +105,6 @@ ValueError: Lock\Factory::createLock(): Argument #4 ($owner) must be 1 to 255 by
 ValueError: Lock\Lock::__construct(): Argument #5 ($owner) must be 1 to 255 bytes long, 256 given
 ValueError: Lock\Factory::createLock(): Argument #4 ($owner) must be 1 to 255 bytes long, 256 given
 TypeError: Lock\Lock::__construct(): Argument #5 ($owner) must be of type ?string, array given
-ValueError: the owner "shared" is reserved by the Redis store for read holds
-ValueError: the owner "shared" is reserved by the Redis store for read holds
 == chosen owners on every store
 -- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
 6 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false

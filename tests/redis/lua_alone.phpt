@@ -185,7 +185,7 @@ array(1) {
 bool(true)
 string(1) "1"
 string(1) "0"
-string(6) "shared"
+string(0) ""
 string(1) "2"
 bool(true)
 string(1) "1"

@@ -20,17 +20,13 @@ use Lock\Store;
 class PersistentLockBackend extends LockBackend
 {
     /**
-     * @param string $lockId the owner of every persistent hold: 1 to 255 bytes,
-     *                       not 'shared' (which the Redis store reserves)
+     * @param string $lockId the owner of every persistent hold: 1 to 255 bytes
      */
     public function __construct(Factory $factory, string $lockId = 'persistent')
     {
         parent::__construct($factory);
         if ($lockId === '' || strlen($lockId) > 255) {
             throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($lockId) must be 1 to 255 bytes', self::class));
-        }
-        if ($lockId === 'shared') {
-            throw new \ValueError(sprintf("%s::__construct(): Argument #2 (\$lockId) must not be 'shared', which the Redis store reserves for read holds", self::class));
         }
         $this->lockId = $lockId;
     }

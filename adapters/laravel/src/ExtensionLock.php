@@ -190,7 +190,7 @@ final class ExtensionLock extends LaravelLock
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {
-            // An owner the store could not hold (too long; "shared" on Redis), or a hold of another process.
+            // An owner the store could not hold (too long), or a hold of another process.
             return false;
         }
     }

@@ -92,13 +92,16 @@ final class RedisLockTest extends LockTestCase
         self::assertFalse($this->native()->isLocked($this->name));
     }
 
-    public function testTheOwnerSharedIsReservedOnRedis(): void
+    public function testTheOwnerSharedIsAnOwnerLikeAnyOther(): void
     {
         self::assertFalse(Cache::lock($this->name, 30)->isOwnedBy('shared'));
         self::assertFalse(Cache::restoreLock($this->name, 'shared')->isOwnedByCurrentProcess());
-        $this->expectException(\ValueError::class);
-        $this->expectExceptionMessage('reserved');
-        Cache::lock($this->name, 30, 'shared')->get();
+        $lock = Cache::lock($this->name, 30, 'shared');
+        self::assertTrue($lock->get());
+        self::assertTrue(Cache::lock($this->name, 30)->isOwnedBy('shared'));
+        self::assertTrue(Cache::restoreLock($this->name, 'shared')->isOwnedByCurrentProcess());
+        self::assertTrue($lock->release());
+        self::assertFalse($this->native()->isLocked($this->name));
     }
 
     public function testTheEndOfARequestOrJobLeavesRedisHoldsToTheirTtl(): void

@@ -55,7 +55,7 @@ end
 -- another waiter watches (or nothing is pending and nobody watches).
 if want == 'w' and how == 'q' and string.sub(ARGV[3], 4, 4) == 'n' then
 	local v = redis.call('GET', lock)
-	if v and v ~= me and v ~= 'shared' and redis.call('EXISTS', rd) == 0 then
+	if v and v ~= me and v ~= '' and redis.call('EXISTS', rd) == 0 then
 		local now = now_ms()
 		local first = redis.call('ZRANGE', hd, 0, 0, 'WITHSCORES')
 		local pend = first[2] and tonumber(first[2]) + @LKC_RS_GRACE@ - now
@@ -81,10 +81,10 @@ local easy = (how == 't' or how == 'q') and redis.call('EXISTS', lock, q) == 0
 if easy and want == 'r' then
 	redis.call('DEL', rd)
 	if ttl == '' then
-		redis.call('SET', lock, 'shared')
+		redis.call('SET', lock, '')
 		redis.call('ZADD', rd, '@LKC_RS_FOREVER@', me)
 	else
-		redis.call('SET', lock, 'shared', 'PX', ttl)
+		redis.call('SET', lock, '', 'PX', ttl)
 		redis.call('ZADD', rd, string.format('%.0f', now_ms() + tonumber(ttl)), me)
 		redis.call('PEXPIRE', rd, ttl)
 	end
@@ -162,7 +162,7 @@ if need then return need end
 if reap(now) then settle(fair) end
 local v = redis.call('GET', lock)
 local n = live_readers(now)
-local free = not v or v == 'shared'
+local free = not v or v == ''
 local mine = nil
 if v == me then
 	mine = 'w'

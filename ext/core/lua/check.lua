@@ -20,6 +20,6 @@ local v = redis.call('GET', lock)
 if v == me then return 1 end
 local s = redis.call('ZSCORE', rd, me)
 if s and tonumber(s) > now then return 2 end
-if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end
+if (v and v ~= '') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end
 return 0
 --@include end.lua

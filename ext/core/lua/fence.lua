@@ -16,5 +16,5 @@ end
 local now = now_ms()
 local s = redis.call('ZSCORE', rd, me)
 if s and tonumber(s) > now then return -2 end
-if (v and v ~= 'shared') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end
+if (v and v ~= '') or redis.call('ZCOUNT', rd, string.format('(%.0f', now), '+inf') > 0 then return -1 end
 return 0

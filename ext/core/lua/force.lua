@@ -15,7 +15,7 @@ local now, n = now_ms(), 0
 local need = needs(now, true)
 if need then return need end
 local v = redis.call('GET', lock)
-if v and v ~= 'shared' then n = 1 end
+if v and v ~= '' then n = 1 end
 -- A writer with a "y" unread has a record here: its hold lasts as long.
 for _, h in ipairs(redis.call('ZRANGE', hd, 0, -1)) do
 	local t, s = record(h)

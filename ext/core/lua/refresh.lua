@@ -35,6 +35,6 @@ if s >= 0 then
 	redis.call('ZREM', rd, me)
 	sync(now)
 end
-if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end
+if (v and v ~= '') or live_readers(now) > 0 then return -1 end
 return 0
 --@include end.lua

@@ -5,18 +5,19 @@
 -- to give up now; ARGV[3] "1" fair. Its result (see lib/end.lua) is 1 when
 -- we held the write hold, 2 a read hold, 0 when we held nothing and nobody
 -- holds the resource, -1 when somebody else does. Giving up hands the
--- resource to the waiters. A delay leaves the reader "cooldown" in our place
--- for that long (never our token, so that not even we take it again
--- meanwhile) and wakes the head, so it sleeps until the new end rather than
+-- resource to the waiters. A delay leaves the reader '' (no owner is
+-- empty) in our place for that long (never our token, so that not even we
+-- take it again meanwhile) and wakes the head, so it sleeps until the new end rather than
 -- its old bound.
 
 local H, hints, watchers = {'0', '0'}, {}, true
 -- Runs as a function, which lib/end.lua closes.
 local function run()
 -- Our hold, the only one, nobody waits: nothing to hand on, so nothing else to define.
+-- The lock key says our token for our write hold, '' for readers (no owner is empty).
 local me, delay = ARGV[1], ARGV[2]
 local v = redis.call('GET', lock)
-if delay == '0' and (v == me or v == 'shared') and redis.call('EXISTS', q) == 0 then
+if delay == '0' and (v == me or v == '') and redis.call('EXISTS', q) == 0 then
 	if v == me then
 		redis.call('DEL', lock)
 		-- Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for.
@@ -65,7 +66,7 @@ local fair, now = ARGV[3], now_ms()
 -- Whoever releases picked up what was handed to it: its hand-off record goes.
 if forget(me) then relife() end
 local function cool()
-	if cooldown(now) < now + tonumber(delay) then add_reader('cooldown', delay, now) end
+	if cooldown(now) < now + tonumber(delay) then add_reader('', delay, now) end
 	wake_head()
 end
 if v == me then
@@ -85,7 +86,7 @@ if s > now then
 	return 2
 end
 if s >= 0 then redis.call('ZREM', rd, me) end
-if (v and v ~= 'shared') or live_readers(now) > 0 then return -1 end
+if (v and v ~= '') or live_readers(now) > 0 then return -1 end
 sync(now)
 settle(fair)
 return 0

@@ -2,6 +2,8 @@
 -- once per run, the fencing counter and the tickets, the wake lists, the
 -- readers. The keys are those the top of lkc_redis.c lists, declared by the
 -- script's --@keys line; the @NAME@ constants are lkc_redis_lua_const.h's.
+-- Owners are 1 to 255 bytes, so the empty string is the one marker: the lock
+-- key says '' while readers hold, and the reader '' is a cooldown.
 local clock
 local function now_ms()
 	if not clock then clock = redis.call('TIME') end
@@ -64,12 +66,12 @@ local function set_lock(who, ttl)
 		redis.call('SET', lock, who, 'PX', ttl)
 	end
 end
--- After the readers changed: their set and the "shared" lock key live
+-- After the readers changed: their set and the readers' lock key ('') live
 -- exactly as long as the longest-lived member, and go when none is alive.
 local function sync(now)
 	local top = redis.call('ZRANGE', rd, -1, -1, 'WITHSCORES')
 	local e = tonumber(top[2] or '0')
-	local shared = redis.call('GET', lock) == 'shared'
+	local shared = redis.call('GET', lock) == ''
 	if e <= now then
 		redis.call('DEL', rd)
 		if shared then redis.call('DEL', lock) end
@@ -82,14 +84,14 @@ local function sync(now)
 		if shared then redis.call('PEXPIREAT', lock, at) end
 	end
 end
--- Adds or renews the reader who (or the cooldown) until ttl ms ("" none)
--- from now. The lock key says "shared" unless another writer holds it,
--- which only a hold outliving its TTL can make happen.
+-- Adds or renews the reader who (the cooldown: '') until ttl ms ("" none)
+-- from now. The lock key says '' unless another writer holds it, which
+-- only a hold outliving its TTL can make happen.
 local function add_reader(who, ttl, now)
 	local e = @LKC_RS_FOREVER@
 	if ttl ~= '' then e = now + tonumber(ttl) end
 	local v = redis.call('GET', lock)
-	if not v or v == who then redis.call('SET', lock, 'shared') end
+	if not v or v == who then redis.call('SET', lock, '') end
 	redis.call('ZADD', rd, string.format('%.0f', e), who)
 	sync(now)
 end
@@ -98,9 +100,9 @@ local function live_readers(now)
 	redis.call('ZREMRANGEBYSCORE', rd, '-inf', string.format('%.0f', now))
 	return redis.call('ZCARD', rd)
 end
--- When a cooldown keeping everybody out ends (server ms), 0 when none runs.
+-- When a cooldown (the reader '') keeping everybody out ends (server ms), 0 when none runs.
 local function cooldown(now)
-	local c = tonumber(redis.call('ZSCORE', rd, 'cooldown') or '0')
+	local c = tonumber(redis.call('ZSCORE', rd, '') or '0')
 	if c > now then return c end
 	return 0
 end

@@ -121,7 +121,7 @@ end
 local function settle(fair)
 	if redis.call('LLEN', q) == 0 then return false end
 	local v = redis.call('GET', lock)
-	if v and v ~= 'shared' then return false end
+	if v and v ~= '' then return false end
 	local now = now_ms()
 	local n = live_readers(now)
 	local cool = cooldown(now) > 0
