@@ -432,20 +432,100 @@ static bool php_lock_query_value(const php_lock_opt *opt, const char *text, zval
 	}
 }
 
-/* Throws the ValueError of an unknown DSN query parameter, listing the known ones. */
-static void php_lock_redis_unknown_query(uint32_t arg_num)
+/*
+ * Options that arrive as strings (Symfony's %env()%, a .env file) are taken where PHP would
+ * take them: a numeric string for an int or float option, "1", "0", "true", "false" or ""
+ * for a bool one. Other strings are left to the type check (a TypeError, as from PHP).
+ * *options then points at a copy, *coerced too, for the caller to release.
+ */
+static void php_lock_options_coerce(HashTable **options, HashTable **coerced, const php_lock_opt *known)
 {
+	zend_string *key;
+	zval *value;
+
+	*coerced = NULL;
+	if (*options == NULL || known == NULL) {
+		return;
+	}
+	ZEND_HASH_FOREACH_STR_KEY_VAL(*options, key, value) {
+		const php_lock_opt *opt = NULL;
+		zend_long lval;
+		double dval;
+		zend_uchar type;
+		zval typed;
+
+		ZVAL_DEREF(value);
+		if (key == NULL || Z_TYPE_P(value) != IS_STRING) {
+			continue;
+		}
+		for (const php_lock_opt *o = known; o->name; o++) {
+			if (zend_string_equals_cstr(key, o->name, strlen(o->name))) {
+				opt = o;
+				break;
+			}
+		}
+		if (opt == NULL) {
+			continue;
+		}
+		type = is_numeric_string(Z_STRVAL_P(value), Z_STRLEN_P(value), &lval, &dval, false);
+		if (opt->type == OPT_INT && type == IS_LONG) {
+			ZVAL_LONG(&typed, lval);
+		} else if (opt->type == OPT_FLOAT && type != 0) {
+			ZVAL_DOUBLE(&typed, type == IS_LONG ? (double) lval : dval);
+		} else if (opt->type == OPT_BOOL && (zend_string_equals_literal(Z_STR_P(value), "1")
+			|| zend_string_equals_literal(Z_STR_P(value), "true"))) {
+			ZVAL_TRUE(&typed);
+		} else if (opt->type == OPT_BOOL && (Z_STRLEN_P(value) == 0 || zend_string_equals_literal(Z_STR_P(value), "0")
+			|| zend_string_equals_literal(Z_STR_P(value), "false"))) {
+			ZVAL_FALSE(&typed);
+		} else {
+			continue;
+		}
+		if (*coerced == NULL) {
+			*coerced = zend_array_dup(*options);
+		}
+		zend_hash_update(*coerced, key, &typed);
+	} ZEND_HASH_FOREACH_END();
+	if (*coerced != NULL) {
+		*options = *coerced;
+	}
+}
+
+/* Releases what php_lock_options_coerce copied, if anything. */
+static void php_lock_options_release(HashTable *coerced)
+{
+	if (coerced != NULL) {
+		zend_array_release(coerced);
+	}
+}
+
+/*
+ * Throws the ValueError of the unknown DSN query parameter i, naming it and the known ones.
+ * Not named when the query may hold a password: an unencoded '?' in one puts the rest of
+ * the DSN, '@' and host included, into the query.
+ */
+static void php_lock_unknown_query(uint32_t arg_num, const lkc_dsn *parsed, size_t i, const php_lock_opt *known_opts)
+{
+	const char *key = parsed->param_keys[i];
+	size_t len = strlen(key);
+	bool name = len > 0 && len <= 64 && strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") == len;
 	smart_str known = {0};
 
-	for (const php_lock_opt *o = php_lock_redis_options; o->name; o++) {
-		if (o != php_lock_redis_options) {
+	for (size_t j = 0; j < parsed->nparams && name; j++) {
+		name = strchr(parsed->param_keys[j], '@') == NULL && strchr(parsed->param_values[j], '@') == NULL;
+	}
+	for (const php_lock_opt *o = known_opts; o->name; o++) {
+		if (o != known_opts) {
 			smart_str_appends(&known, ", ");
 		}
 		smart_str_appends(&known, o->name);
 	}
 	smart_str_0(&known);
-	/* The key is not quoted: an unencoded '?' in a password lands in the query. */
-	zend_argument_value_error(arg_num, "has an unknown query parameter (known: %s)", ZSTR_VAL(known.s));
+	if (name) {
+		zend_argument_value_error(arg_num, "has unknown query parameter \"%s\" (known: %s)", key, ZSTR_VAL(known.s));
+	} else {
+		zend_argument_value_error(arg_num, "has an unknown query parameter (known: %s)", ZSTR_VAL(known.s));
+	}
 	smart_str_free(&known);
 }
 
@@ -481,7 +561,7 @@ static bool php_lock_redis_dsn(lkc_redis_config *cfg, const char *dsn, size_t ds
 			}
 		}
 		if (opt == NULL) {
-			php_lock_redis_unknown_query(arg_num);
+			php_lock_unknown_query(arg_num, &parsed, i, php_lock_redis_options);
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
@@ -834,8 +914,7 @@ static bool php_lock_sql_dsn(const php_lock_sql_kind *k, lkc_sql_config *cfg, co
 			}
 		}
 		if (opt == NULL) {
-			/* Not quoted: an unencoded '?' in a password lands in the query. */
-			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)");
+			php_lock_unknown_query(arg_num, &parsed, i, php_lock_sql_options);
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
@@ -1014,6 +1093,16 @@ static bool php_lock_my_init(php_lock_store_obj *obj, zend_string *dsn, HashTabl
 }
 /* --- end MySQL store --- */
 
+/* The options of PostgresStore and MysqlStore, NULL when neither was built. */
+static const php_lock_opt *php_lock_sql_known(void)
+{
+#if defined(HAVE_LOCK_PGSQL) || defined(HAVE_LOCK_MYSQL)
+	return php_lock_sql_options;
+#else
+	return NULL;
+#endif
+}
+
 /* --- MemcachedStore --- */
 zend_class_entry *php_lock_ce_memcached_store;
 
@@ -1117,7 +1206,7 @@ static bool php_lock_memcached_dsn(lkc_memcached_config *cfg, const char *dsn, s
 			}
 		}
 		if (opt == NULL) {
-			zend_argument_value_error(arg_num, "has an unknown query parameter (known: prefix, timeout, persistent)");
+			php_lock_unknown_query(arg_num, &parsed, i, php_lock_memcached_options);
 			goto done;
 		}
 		if (!php_lock_query_value(opt, parsed.param_values[i], &value, arg_num)) {
@@ -1219,6 +1308,7 @@ ZEND_METHOD(Lock_Store_MemcachedStore, __construct)
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *dsn = NULL;
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
 	zend_string *fallback;
 	bool ok;
 
@@ -1232,9 +1322,13 @@ ZEND_METHOD(Lock_Store_MemcachedStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
+#ifdef LKC_HAVE_MEMCACHED
+	php_lock_options_coerce(&options, &coerced, php_lock_memcached_options);
+#endif
 	fallback = dsn ? zend_string_copy(dsn) : zend_string_init("memcached://127.0.0.1:11211", sizeof("memcached://127.0.0.1:11211") - 1, 0);
 	ok = php_lock_memcached_init(obj, fallback, options, 2);
 	zend_string_release(fallback);
+	php_lock_options_release(coerced);
 	if (!ok) {
 		RETURN_THROWS();
 	}
@@ -1304,6 +1398,8 @@ ZEND_METHOD(Lock_Store_FlockStore, __construct)
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *directory = NULL;
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
+	bool ok;
 
 	ZEND_PARSE_PARAMETERS_START(0, 2)
 		Z_PARAM_OPTIONAL
@@ -1315,7 +1411,10 @@ ZEND_METHOD(Lock_Store_FlockStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
-	if (!php_lock_flock_init(obj, directory ? ZSTR_VAL(directory) : NULL, options, 2)) {
+	php_lock_options_coerce(&options, &coerced, php_lock_local_options);
+	ok = php_lock_flock_init(obj, directory ? ZSTR_VAL(directory) : NULL, options, 2);
+	php_lock_options_release(coerced);
+	if (!ok) {
 		RETURN_THROWS();
 	}
 }
@@ -1324,6 +1423,8 @@ ZEND_METHOD(Lock_Store_SemaphoreStore, __construct)
 {
 	php_lock_store_obj *obj = THIS_STORE();
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
+	bool ok;
 
 	ZEND_PARSE_PARAMETERS_START(0, 1)
 		Z_PARAM_OPTIONAL
@@ -1334,7 +1435,10 @@ ZEND_METHOD(Lock_Store_SemaphoreStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
-	if (!php_lock_sem_init(obj, options, 1)) {
+	php_lock_options_coerce(&options, &coerced, php_lock_local_options);
+	ok = php_lock_sem_init(obj, options, 1);
+	php_lock_options_release(coerced);
+	if (!ok) {
 		RETURN_THROWS();
 	}
 }
@@ -1344,6 +1448,7 @@ ZEND_METHOD(Lock_Store_RedisStore, __construct)
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *dsn = NULL;
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
 	zend_string *fallback;
 	bool ok;
 
@@ -1357,9 +1462,11 @@ ZEND_METHOD(Lock_Store_RedisStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
+	php_lock_options_coerce(&options, &coerced, php_lock_redis_options);
 	fallback = dsn ? zend_string_copy(dsn) : zend_string_init("redis://127.0.0.1:6379", sizeof("redis://127.0.0.1:6379") - 1, 0);
 	ok = php_lock_redis_init(obj, fallback, options, 2);
 	zend_string_release(fallback);
+	php_lock_options_release(coerced);
 	if (!ok) {
 		RETURN_THROWS();
 	}
@@ -1370,6 +1477,8 @@ ZEND_METHOD(Lock_Store_PostgresStore, __construct)
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *dsn;
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
+	bool ok;
 
 	ZEND_PARSE_PARAMETERS_START(1, 2)
 		Z_PARAM_STR(dsn)
@@ -1381,7 +1490,10 @@ ZEND_METHOD(Lock_Store_PostgresStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
-	if (!php_lock_pg_init(obj, dsn, options, 2)) {
+	php_lock_options_coerce(&options, &coerced, php_lock_sql_known());
+	ok = php_lock_pg_init(obj, dsn, options, 2);
+	php_lock_options_release(coerced);
+	if (!ok) {
 		RETURN_THROWS();
 	}
 }
@@ -1392,6 +1504,8 @@ ZEND_METHOD(Lock_Store_MysqlStore, __construct)
 	php_lock_store_obj *obj = THIS_STORE();
 	zend_string *dsn;
 	HashTable *options = NULL;
+	HashTable *coerced = NULL;
+	bool ok;
 
 	ZEND_PARSE_PARAMETERS_START(1, 2)
 		Z_PARAM_STR(dsn)
@@ -1403,7 +1517,10 @@ ZEND_METHOD(Lock_Store_MysqlStore, __construct)
 		zend_throw_error(NULL, "%s object is already constructed", ZSTR_VAL(obj->std.ce->name));
 		RETURN_THROWS();
 	}
-	if (!php_lock_my_init(obj, dsn, options, 2)) {
+	php_lock_options_coerce(&options, &coerced, php_lock_sql_known());
+	ok = php_lock_my_init(obj, dsn, options, 2);
+	php_lock_options_release(coerced);
+	if (!ok) {
 		RETURN_THROWS();
 	}
 }

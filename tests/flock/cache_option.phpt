@@ -6,7 +6,7 @@ lock
 <?php
 require __DIR__ . '/../inc/common.inc';
 $dir = lock_test_tmpdir();
-foreach ([-1, 65537, PHP_INT_MAX, '64', 1.5, null] as $bad) {
+foreach ([-1, 65537, PHP_INT_MAX, '64 files', 1.5, null] as $bad) {
     lock_test_expect_throw(fn () => new Lock\Store\FlockStore($dir, ['cache' => $bad]));
 }
 foreach ([0, 1, 64, 65536] as $good) {

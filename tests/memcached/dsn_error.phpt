@@ -103,7 +103,7 @@ ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) names t
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) has more than one ':' in server 2: write an IPv6 address in brackets
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) has an invalid IPv6 address (server 2)
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) must not have a path (memcached has no databases)
-ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent)
+ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent)
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be a number
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
 ValueError: Lock\Store\MemcachedStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
@@ -130,7 +130,7 @@ ValueError: Lock\Store\MemcachedStore::waitUntilFree(): Argument #2 ($timeout) m
 ValueError: Lock\Lock::__construct(): Argument #1 ($resource) must be between 1 and 65536 bytes long
 -- Factory::fromDsn
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) must not carry credentials: memcached's text protocol has no authentication
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent)
 Lock\Store\MemcachedStore
 bool(true)
 bool(true)

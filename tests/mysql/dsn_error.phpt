@@ -79,7 +79,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "mysql:\/\/u:Pa55-secret@127.0.0.1:65536\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "mysql:\/\/u:Pa55-secret@127.0.0.1:port\/db": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) is not a valid DSN: mysql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db\/x": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) must have a database name as its path, with no '/' in it
-"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
+"mysql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent, username, password, database, holds, table)
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=soon": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be a number
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=0": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=-1": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
@@ -97,7 +97,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=x": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" or "table"
 "mysql:\/\/u:Pa55-secret@127.0.0.1\/db?holds=": ValueError: Lock\Store\MysqlStore::__construct(): Argument #1 ($dsn) query parameter "holds" must be "session" or "table"
 -- Factory::fromDsn
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent, username, password, database, holds, table)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) must name a host, or a socket path written as %2F... (mysql://user@%2Frun%2Fmysqld%2Fmysqld.sock/db)
 -- options
 ValueError: Lock\Store\MysqlStore::__construct(): Argument #2 ($options) contains unknown option "nope"

@@ -76,7 +76,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "pgsql:\/\/u:Pa55-secret@127.0.0.1:65536\/db": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) is not a valid DSN: pgsql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "pgsql:\/\/u:Pa55-secret@127.0.0.1:port\/db": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) is not a valid DSN: pgsql DSN has an invalid port at offset 32: expected a number from 1 to 65535
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db\/x": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) must have a database name as its path, with no '/' in it
-"pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
+"pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?nope=1": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent, username, password, database, holds, table)
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=soon": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be a number
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=0": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=-1": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) query parameter "timeout" must be greater than 0
@@ -91,7 +91,7 @@ echo 'password shown in a message: ', var_export($shown, true), "\n";
 "pgsql:\/\/u:Pa55-secret@127.0.0.1\/db?timeout=1&timeout=2": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) is not a valid DSN: pgsql DSN repeats the query key 'timeout' at offset 45
 "pgsql:\/\/u:Pa55-secret@[::1\/db": ValueError: Lock\Store\PostgresStore::__construct(): Argument #1 ($dsn) is not a valid DSN: pgsql DSN has an IPv6 address without its closing ']' at offset 22
 -- Factory::fromDsn
-ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has an unknown query parameter (known: prefix, timeout, persistent, username, password, database, holds, table)
+ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) has unknown query parameter "nope" (known: prefix, timeout, persistent, username, password, database, holds, table)
 ValueError: Lock\Factory::fromDsn(): Argument #1 ($dsn) must name a host, or a socket directory written as %2F... (pgsql://user@%2Fvar%2Frun%2Fpostgresql/db)
 -- options
 ValueError: Lock\Store\PostgresStore::__construct(): Argument #2 ($options) contains unknown option "nope"

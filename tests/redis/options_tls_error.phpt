@@ -22,7 +22,7 @@ $new = fn (string $dsn, array $options = []) => fn () => new Lock\Store\RedisSto
 
 echo "-- types\n";
 foreach (['tls_ca_file' => 1, 'tls_ca_dir' => null, 'tls_cert' => false, 'tls_key' => [], 'tls_server_name' => 1.5,
-    'tls_verify' => 1, 'sentinel_username' => 1, 'sentinel_password' => false, 'replicas' => '1', 'replicas_timeout' => 'soon',
+    'tls_verify' => 1, 'sentinel_username' => 1, 'sentinel_password' => false, 'replicas' => 'one', 'replicas_timeout' => 'soon',
     'replicas ' => 1] as $name => $value) {
     lock_test_expect_throw($new($tls, [$name => $value]));
 }

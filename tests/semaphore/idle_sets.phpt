@@ -51,7 +51,7 @@ foreach ([null, 10, 0] as $cache) {
         $cache ?? 'default', $ok, $kept, $keptHeld, sets_of($names));
 }
 
-foreach ([['cache' => -1], ['cache' => 65537], ['cache' => '64'], ['cache' => 1.0]] as $options) {
+foreach ([['cache' => -1], ['cache' => 65537], ['cache' => '64 sets'], ['cache' => 1.0]] as $options) {
     lock_test_expect_throw(fn () => new Lock\Store\SemaphoreStore($options));
 }
 var_dump(new Lock\Store\SemaphoreStore(['cache' => 65536, 'mode' => 0600]) instanceof Lock\Store);

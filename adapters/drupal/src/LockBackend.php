@@ -9,6 +9,7 @@ use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
 use Lock\LockException;
+use Lock\LostException;
 use Lock\Store;
 
 /**
@@ -45,9 +46,11 @@ class LockBackend implements LockBackendInterface
 
     /**
      * Takes $name for $timeout seconds (at least 1 ms); a second acquire of a
-     * name held here renews it for $timeout from now. false when someone else
-     * holds it, or when the renewal finds the hold expired or lost.
-     * Stores without expiry (flock, semaphore) hold until release.
+     * name held here renews it for $timeout from now, also once its $timeout ran
+     * out if nobody took it meanwhile, as Drupal's database backend renews its
+     * own row whatever its expiry. false when someone else holds it (took it
+     * meanwhile included). Stores without expiry (flock, semaphore) hold until
+     * release.
      */
     public function acquire($name, $timeout = 30.0)
     {
@@ -59,10 +62,13 @@ class LockBackend implements LockBackendInterface
                 $held->refresh($ttl);
 
                 return true;
-            } catch (ExpiredException) {
+            } catch (LostException) {
                 unset($this->locks[$name]);
 
                 return false;
+            } catch (ExpiredException) {
+                // Ran out with nobody in between: take it anew, unless somebody is quicker.
+                unset($this->locks[$name]);
             }
         }
         $lock = $this->createLock($name, $ttl);

@@ -81,6 +81,20 @@ final class LockBackendTest extends TestCase
         $b->releaseAll();
     }
 
+    public function testAcquireAgainAfterItsTimeoutRanOutWithNobodyInBetweenRenewsAsDrupalsDatabaseBackend(): void
+    {
+        $name = Env::name();
+        $a = self::backend('redis');
+        self::assertTrue($a->acquire($name, 0.2));
+        usleep(400000);
+        self::assertTrue($a->lockMayBeAvailable($name), 'ran out');
+        self::assertTrue($a->acquire($name, 30.0), 'renewed: nobody took it meanwhile');
+        self::assertFalse(self::backend('redis')->acquire($name), 'held again');
+        self::assertEqualsWithDelta(30.0, $a->getLock($name)->getRemainingLifetime(), 1.0);
+        $a->release($name);
+        self::assertTrue($a->lockMayBeAvailable($name));
+    }
+
     #[DataProvider('stores')]
     public function testReleaseAllGivesUpEveryHoldOfTheRequest(string $store): void
     {

@@ -25,18 +25,23 @@ final class ExtensionLock extends LaravelLock
 
     private readonly Holds $holds;
 
+    /** The longest resource name the extension takes, bytes. */
+    private const NAME_MAX = 65536;
+
     /**
-     * @param int|float   $seconds the hold's TTL; 0 for no expiry
-     * @param string|null $owner   the hold's owner, passed to the extension as it is; null: Laravel's Str::random()
-     * @param bool        $restore adopt the owner's hold (restoreLock())
+     * @param int|float|string|null $seconds the hold's TTL, as Laravel takes it (a numeric string too); 0 or null for no expiry
+     * @param string|int|null       $owner   the hold's owner, passed to the extension as a string; null: Laravel's Str::random()
+     * @param bool                  $restore adopt the owner's hold (restoreLock())
      */
-    public function __construct(private readonly Factory $factory, string $name, int|float $seconds = 0, ?string $owner = null, bool $restore = false)
+    public function __construct(private readonly Factory $factory, string $name, int|float|string|null $seconds = 0, string|int|null $owner = null, bool $restore = false)
     {
-        parent::__construct($name, $seconds, $owner);
+        $seconds = self::seconds($seconds);
+        parent::__construct($name, $seconds, $owner === null ? null : (string) $owner);
         $this->holds = Holds::of($factory);
         $ttl = $seconds > 0 ? (float) $seconds : null;
+        $resource = self::resource($name);
         if (!$restore) {
-            $this->hold = new Hold($factory->createLock($name, $ttl, false, $this->owner));
+            $this->hold = new Hold($factory->createLock($resource, $ttl, false, $this->owner));
 
             return;
         }
@@ -44,24 +49,67 @@ final class ExtensionLock extends LaravelLock
         // refuse to adopt it on flock and semaphore, and leave that object unaware on Redis).
         $hold = $this->holds->find($name, $this->owner);
         if ($hold === null) {
-            $hold = new Hold(self::restore($factory, $name, $this->owner, $ttl));
-            $hold->held = true;
-            $this->holds->remember($name, $this->owner, $hold);
+            $lock = self::restore($factory, $name, $resource, $this->owner, $ttl);
+            $hold = new Hold($lock ?? $factory->createLock($resource, $ttl, false, $this->owner));
+            if ($lock !== null) {
+                $hold->held = true;
+                $this->holds->remember($name, $this->owner, $hold);
+            }
         }
         $this->hold = $hold;
     }
 
-    /** The owner's hold adopted from the store; ProcessBoundException when a store bound to processes has none of this process. */
-    private static function restore(Factory $factory, string $name, string $owner, ?float $ttl): Lock
+    /** Laravel's $seconds as a number: what PHP reads as a number is taken, as Laravel's own stores take it. */
+    private static function seconds(int|float|string|null $seconds): int|float
+    {
+        if ($seconds === null) {
+            return 0;
+        }
+        if (\is_string($seconds)) {
+            if (!is_numeric($seconds)) {
+                throw new \ValueError(sprintf('%s::__construct(): Argument #3 ($seconds) must be a number of seconds, "%s" given', self::class, $seconds));
+            }
+
+            return $seconds + 0;
+        }
+
+        return $seconds;
+    }
+
+    /**
+     * The extension's resource for a Laravel lock name. Laravel takes any name; the extension
+     * 1 byte to 64 KiB: an empty or longer name becomes a digest of itself, the same in every
+     * process, that no name under 64 KiB written by hand starts with (a NUL byte, then a tag).
+     *
+     * @internal
+     */
+    public static function resource(string $name): string
+    {
+        if ($name !== '' && \strlen($name) <= self::NAME_MAX) {
+            return $name;
+        }
+
+        return "\0laravel-name:" . hash('sha256', $name);
+    }
+
+    /**
+     * The owner's hold adopted from the store, or null where it owns nothing to adopt: on a
+     * store bound to processes, when nobody holds the name or this process holds it under
+     * another owner. ProcessBoundException only for what cannot be done: another process's hold.
+     */
+    private static function restore(Factory $factory, string $name, string $resource, string $owner, ?float $ttl): ?Lock
     {
         $store = $factory->getStore();
         try {
-            return $factory->restoreLock($name, $owner, $ttl, false);
+            return $factory->restoreLock($resource, $owner, $ttl, false);
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException $e) {
             if (!$store->supports(Store::PROCESS_BOUND)) {
                 throw $e;
+            }
+            if (!$store->isLocked($resource) || Holds::of($factory)->heldHere($name)) {
+                return null;
             }
             throw ProcessBoundException::forRestore($store, $name, $e);
         }
@@ -126,7 +174,7 @@ final class ExtensionLock extends LaravelLock
     private function releaseByOwner(): bool
     {
         try {
-            $this->factory->restoreLock($this->name, $this->owner, false, false)->release();
+            $this->factory->restoreLock(self::resource($this->name), $this->owner, false, false)->release();
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException) {
@@ -141,7 +189,7 @@ final class ExtensionLock extends LaravelLock
     /** Breaks the hold whoever has it. */
     public function forceRelease(): void
     {
-        $this->factory->getStore()->forceRelease($this->name);
+        $this->factory->getStore()->forceRelease(self::resource($this->name));
         if ($this->hold->held) {
             $this->dropped($this->hold);
         }
@@ -150,19 +198,22 @@ final class ExtensionLock extends LaravelLock
 
     /**
      * Extends our hold to $seconds (default: the lock's), false when it is no longer ours.
-     * 0 keeps a hold without expiry as it is; a TTL, once given, cannot be taken off a hold.
+     * 0 takes the expiry off, as Laravel's RedisLock does (PERSIST): the hold then lasts
+     * until released.
      */
     public function refresh($seconds = null): bool
     {
-        $seconds ??= $this->seconds;
+        $seconds = self::seconds($seconds ?? $this->seconds);
         $lock = $this->hold->lock;
         if (!$this->hold->held) {
             return false;
         }
-        if ($seconds <= 0 && $lock->getTtl() !== null) {
-            throw new \ValueError(sprintf('%s::refresh(): Argument #1 ($seconds) must be greater than 0 for a lock that expires', self::class));
-        }
         try {
+            if ($seconds <= 0 && $lock->getTtl() !== null && $this->factory->getStore()->supports(Store::EXPIRING)) {
+                // The extension refreshes to a lock's own TTL: a lock without one keeps the hold without expiry.
+                $this->hold->lock = $this->factory->restoreLock(self::resource($this->name), $this->owner, null, false);
+                $lock = $this->hold->lock;
+            }
             $lock->refresh($seconds > 0 ? (float) $seconds : null);
         } catch (ExpiredException) {
             $this->dropped($this->hold);
@@ -178,15 +229,23 @@ final class ExtensionLock extends LaravelLock
         return true;
     }
 
-    /** Asks the store whether $owner holds the lock (when not through a lock object of this process: through restoreLock()). */
+    /**
+     * Asks the store whether $owner holds the lock (when not through a lock object of this
+     * process: through restoreLock()). As in Laravel (getCurrentOwner() === $owner), null is
+     * the owner of a free lock: true while nobody holds it.
+     */
     public function isOwnedBy($owner): bool
     {
-        if ($owner === null || $owner === '') {
+        if ($owner === null) {
+            return !$this->factory->getStore()->isLocked(self::resource($this->name));
+        }
+        $owner = (string) $owner;
+        if ($owner === '') {
             return false;
         }
-        $hold = $owner === $this->owner && $this->hold->held ? $this->hold : $this->holds->find($this->name, (string) $owner);
+        $hold = $owner === $this->owner && $this->hold->held ? $this->hold : $this->holds->find($this->name, $owner);
         try {
-            return ($hold?->lock ?? $this->factory->restoreLock($this->name, (string) $owner, false, false))->isAcquired();
+            return ($hold?->lock ?? $this->factory->restoreLock(self::resource($this->name), $owner, false, false))->isAcquired();
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException|\ValueError) {

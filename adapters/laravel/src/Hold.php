@@ -17,7 +17,7 @@ final class Hold
 {
     public bool $held = false;
 
-    public function __construct(public readonly Lock $lock)
+    public function __construct(public Lock $lock)
     {
     }
 }

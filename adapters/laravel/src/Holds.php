@@ -69,6 +69,18 @@ final class Holds
         }
     }
 
+    /** Whether a lock object of this process holds $name on a process-bound store, under any owner. */
+    public function heldHere(string $name): bool
+    {
+        foreach ($this->processBound as [$taken]) {
+            if ($taken === $name) {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     /** A hold taken on a process-bound store: released by end() of the request or job taking it. */
     public function tookProcessBound(string $name, string $owner): void
     {
@@ -123,7 +135,7 @@ final class Holds
                     $hold->lock->release();
                 } else {
                     // Its lock objects are gone: the process still holds it under the owner.
-                    $factory->restoreLock($name, $owner, false, false)->release();
+                    $factory->restoreLock(ExtensionLock::resource($name), $owner, false, false)->release();
                 }
             } catch (\Lock\LockException) {
                 // Released meanwhile (forceRelease(), a restored lock object): nothing left to release.

@@ -117,6 +117,74 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($this->native()->isLocked($this->name));
     }
 
+    public function testIsOwnedByNullIsTrueWhileNobodyHoldsItAsLaravelsGetCurrentOwnerIsNull(): void
+    {
+        $a = Cache::lock($this->name, 10);
+        self::assertTrue($a->isOwnedBy(null), 'a free lock: getCurrentOwner() === null');
+        self::assertTrue($a->get());
+        self::assertFalse($a->isOwnedBy(null));
+        self::assertFalse(Cache::lock($this->name, 10)->isOwnedBy(null), 'held by another lock object');
+        self::assertTrue($a->release());
+        self::assertTrue($a->isOwnedBy(null));
+    }
+
+    public function testRefreshZeroTakesTheExpiryOffAndIsTrueAsLaravelsRedisLockPersists(): void
+    {
+        $lock = Cache::lock($this->name, 10);
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->refresh(0));
+        self::assertNull($lock->getExtensionLock()->getRemainingLifetime(), 'no expiry left');
+        self::assertTrue($lock->isOwnedByCurrentProcess());
+        self::assertFalse(Cache::lock($this->name, 10)->get());
+        self::assertTrue($lock->refresh(5), 'a TTL can be given again');
+        self::assertTrue($lock->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+        self::assertFalse($lock->refresh(0), 'nothing held: nothing to refresh');
+    }
+
+    public function testNumericStringSecondsAndAnIntOwnerAreTakenAsLaravelsStoresTakeThem(): void
+    {
+        $lock = Cache::lock($this->name, '2.5', 42);
+        self::assertSame('42', (string) $lock->owner());
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->isOwnedBy(42));
+        self::assertTrue($lock->refresh('3'));
+        self::assertTrue(Cache::restoreLock($this->name, 42)->isOwnedByCurrentProcess());
+        self::assertTrue($lock->release());
+        try {
+            Cache::lock($this->name, 'ten');
+            self::fail('a $seconds that is no number was taken');
+        } catch (\ValueError $e) {
+            self::assertStringContainsString('$seconds', $e->getMessage());
+        }
+    }
+
+    public function testAnEmptyNameAndANameOver64KiBAreLocksAsInLaravel(): void
+    {
+        $long = str_repeat('n', 70_000) . $this->name;
+        $longer = str_repeat('n', 70_000) . $this->name . 'x';
+        foreach (['', $long] as $name) {
+            Cache::lock($name)->forceRelease();
+            $a = Cache::lock($name, 10);
+            self::assertTrue($a->get());
+            self::assertFalse(Cache::lock($name, 10)->get());
+            self::assertTrue($a->isOwnedByCurrentProcess());
+            self::assertTrue($a->release());
+            self::assertTrue(Cache::lock($name, 10)->get(), 'free again');
+            Cache::lock($name)->forceRelease();
+        }
+        $a = Cache::lock($long, 10);
+        self::assertTrue($a->get());
+        self::assertTrue(Cache::lock($longer, 10)->get(), 'names that differ past 64 KiB are other locks');
+        Cache::lock($longer)->forceRelease();
+        $out = Child::run(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot($args['kind']);
+            echo Illuminate\Support\Facades\Cache::lock($args['name'], 10)->get() ? 'taken' : 'held';
+            PHP, ['kind' => static::kind(), 'name' => $long]);
+        self::assertSame('held', $out, 'another process maps the name alike');
+        self::assertTrue($a->release());
+    }
+
     public function testOwnersOutOfRangeAreValueErrors(): void
     {
         foreach (['', str_repeat('x', 256)] as $owner) {

@@ -41,6 +41,30 @@ abstract class ProcessBoundLockTestCase extends LockTestCase
         $lock->release();
     }
 
+    public function testRestoreLockOfAFreeNameOwnsNothingAndReleasesNothingAsLaravelExpects(): void
+    {
+        $restored = Cache::restoreLock($this->name, 'gone-owner');
+        self::assertFalse($restored->isOwnedByCurrentProcess());
+        self::assertFalse($restored->release(), 'the clean-up after the hold is gone is false, not an exception');
+        self::assertTrue(Cache::lock($this->name, 10)->get());
+        $restored->forceRelease();
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    public function testRestoreLockUnderAnotherOwnerOfThisProcessOwnsNothingAsLaravelExpects(): void
+    {
+        $first = Cache::lock($this->name, 10);
+        self::assertTrue($first->get());
+        $second = Cache::restoreLock($this->name, 'other_owner');
+        self::assertTrue($second->isOwnedBy($first->owner()));
+        self::assertFalse($second->isOwnedByCurrentProcess());
+        self::assertFalse($second->release());
+        self::assertFalse($second->refresh(20));
+        self::assertTrue($first->isOwnedByCurrentProcess(), 'the hold is untouched');
+        self::assertTrue($first->refresh(20));
+        self::assertTrue($first->release());
+    }
+
     public function testRefreshKeepsAHoldWithoutExpiry(): void
     {
         $lock = Cache::lock($this->name, 10);

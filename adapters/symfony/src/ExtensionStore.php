@@ -23,16 +23,15 @@ use Symfony\Component\Lock\Lock as SymfonyLock;
 /**
  * A Symfony Lock store over any store of the lock extension (Redis, flock, semaphore, combined).
  *
- * Symfony's Lock keeps deciding: the TTL lives on the Key, autoRelease is Symfony's, and the
- * extension's holds are taken without an automatic release of their own, except on flock and
- * semaphore, where a hold ends with its Key as with Symfony's own stores there. Blocking acquires
+ * Symfony's Lock keeps deciding: the TTL lives on the Key, and autoRelease is Symfony's: a hold
+ * for a Lock with it is released by the extension at the end of the request (fatal errors too),
+ * one for a Lock without it lives with its Key, except on flock and semaphore, where a hold
+ * always ends with its Key as with Symfony's own stores there. Blocking acquires
  * use the extension's native wait (woken by the release), never Symfony's retry loop.
  *
- * reset() ends a request in a long-running worker: it releases the holds still taken here by
- * Symfony Locks with autoRelease (what php-fpm would have released when those Lock objects died
- * at the end of the request). Tag the service `kernel.reset` (services_resetter: between
- * Messenger messages, and before a worker's next request) and, for the release to happen as the
- * request ends, also listen on kernel.terminate with it; see the README.
+ * reset() can end a request in a long-running worker, called by the application: it releases
+ * the holds still taken here by Symfony Locks with autoRelease. Nothing calls it on its own, as
+ * Symfony's own stores release nothing between messages (a worker may keep a lock across them).
  */
 final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
 {
@@ -244,13 +243,18 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         if (isset($state->holds[$this])) {
             return $state->holds[$this];
         }
+        /*
+         * Symfony's autoRelease decides whether the hold ends with the request: the extension
+         * releases it then also after a fatal error or a time limit, where Symfony's Lock never
+         * gets to its destructor. On flock and semaphore the hold ends with the Key, as with
+         * Symfony's own stores there (else the process would keep it, let go, until it ends).
+         */
+        $autoRelease = $this->processBound || self::takenWithAutoRelease();
         if ($state->unserialized && !$this->processBound) {
             // Another process may hold under this owner: restoreLock() adopts the hold (acquire() takes it anew when there is none).
-            $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, false);
+            $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, $autoRelease);
         } elseif ($create) {
-            // On flock and semaphore the hold ends with the Key, as with Symfony's own stores there
-            // (else the process would keep it, let go, until it ends); elsewhere Symfony's autoRelease decides.
-            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $this->processBound, $state->owner);
+            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $autoRelease, $state->owner);
         } else {
             return null;
         }

@@ -142,6 +142,33 @@ abstract class StoreTestCase extends TestCase
         self::assertFalse($this->native->isLocked($this->resource));
     }
 
+    public function testAFatalErrorReleasesWhatALockWithAutoReleaseHeldAsPhpEndsTheRequest(): void
+    {
+        $child = new Child(<<<'PHP'
+            $store = new Lock\Adapter\Symfony\ExtensionStore(Lock\Adapter\Symfony\Tests\Support\Stores::create($args['kind']));
+            $lock = (new Symfony\Component\Lock\LockFactory($store))->createLock($args['resource'], 300.0);
+            $noAutoRelease = (new Symfony\Component\Lock\LockFactory($store))->createLock($args['resource'] . '-kept', 300.0, false);
+            if (!$lock->acquire() || !$noAutoRelease->acquire()) { exit(2); }
+            $GLOBALS['kept'] = [$lock, $noAutoRelease];
+            echo "held\n";
+            ini_set('memory_limit', '32M');
+            $hog = [];
+            while (true) { $hog[] = str_repeat('x', 1 << 20); }
+            PHP, ['kind' => static::kind(), 'resource' => $this->resource]);
+        self::assertSame('held', $child->readLine());
+        try {
+            $child->finish();
+            self::fail('the child did not end with a fatal error');
+        } catch (\RuntimeException $e) {
+            self::assertStringContainsString('Allowed memory size', $e->getMessage());
+        }
+        self::assertFalse($this->native->isLocked($this->resource), 'autoRelease: released at the end of the request, fatal error or not');
+        if (!$this->native->supports(Store::PROCESS_BOUND)) {
+            self::assertTrue($this->native->isLocked($this->resource . '-kept'), 'no autoRelease: the hold outlives the process');
+            $this->native->forceRelease($this->resource . '-kept');
+        }
+    }
+
     public function testResetReleasesWhatLocksWithAutoReleaseStillHold(): void
     {
         $r = fn (string $n): string => $this->resource . '-' . $n;
