@@ -124,8 +124,17 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 	return SUCCESS;
 }
 
+#ifdef HAVE_LOCK_MYSQL /* MySQL store */
+/* Ends, for real, what bailouts left mid-statement on MySQL sessions (lkc_mysql.c). */
+void lkc_my_request_end(void);
+#endif
+
 static PHP_RSHUTDOWN_FUNCTION(lock)
 {
+#ifdef HAVE_LOCK_MYSQL /* MySQL store */
+	/* First: a wait a bailout cut short must not be granted what the holds released below free. */
+	lkc_my_request_end();
+#endif
 	php_lock_release_all();
 	return SUCCESS;
 }
