@@ -817,6 +817,19 @@ static lkc_rc lkc_my_gone(lkc_my_store *s, lkc_hold *hold, lkc_err *err)
 	return locked ? LKC_LOST : LKC_EXPIRED;
 }
 
+/*
+ * After the hold's session failed with rc (LKC_OK: it holds nothing): whether the
+ * hold is gone, asked on another session, unless rc is a failure that used up the
+ * call's time (a server that does not answer would not answer that either).
+ */
+static lkc_rc lkc_my_gone_after(lkc_my_store *s, lkc_hold *hold, lkc_rc rc, lkc_err *err)
+{
+	if (rc == LKC_ERR_IO && s->until != 0 && lkc_ms_left(s->until) == 0) {
+		return rc;
+	}
+	return lkc_my_gone(s, hold, err);
+}
+
 /* The GET_LOCK timeout of a wait, in seconds with milliseconds. */
 void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
 {
@@ -934,7 +947,7 @@ static lkc_rc lkc_my_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 	if (rc != LKC_OK && rc != LKC_ERR_IO) {
 		return rc;
 	}
-	return lkc_my_gone(s, hold, err);
+	return lkc_my_gone_after(s, hold, rc, err);
 }
 
 /* Whether the hold's session still holds its name. */
@@ -962,7 +975,7 @@ static lkc_rc lkc_my_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 		/* The session is gone (the connection dropped, or was killed by forceRelease()), or holds nothing. */
 		lkc_my_conn_drop(c);
 		hold->session = NULL;
-		return lkc_my_gone(s, hold, err);
+		return lkc_my_gone_after(s, hold, rc, err);
 	}
 	return rc;
 }
@@ -1102,7 +1115,7 @@ static lkc_rc lkc_my_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 	if (c == NULL) {
 		/* The session is gone, and the hold with it. */
 		hold->session = NULL;
-		return lkc_my_gone(s, hold, err);
+		return lkc_my_gone_after(s, hold, rc, err);
 	}
 	if (rc == LKC_ERR_REFUSED && mysql_errno(c->my) == ER_NO_DB_ERROR) {
 		return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: fencing tokens need a database (the DSN's path or the "

@@ -311,7 +311,8 @@ static lkc_rc lkc_myt_hold_run(lkc_my_store *s, lkc_hold *hold, const char *sql,
 		}
 		rc = lkc_myt_run(s, &c, sql, res, err);
 		hold->session = c;
-		if (rc != LKC_ERR_IO || fresh) {
+		/* A server that did not answer in the call's time gets no second statement. */
+		if (rc != LKC_ERR_IO || fresh || (s->until != 0 && lkc_ms_left(s->until) == 0)) {
 			return rc;
 		}
 	}
