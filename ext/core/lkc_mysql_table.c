@@ -484,31 +484,31 @@ static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 }
 
 /*
- * After the row was freed on the hold's session (which read the row's conn into
- * @lkc_conn): when another session marks the hold (the process that took it
- * still has its Lock object, and this release came through restoreLock()), the
- * waiters sleep in GET_LOCK on a name that session never gives up. It is ended
- * (KILL CONNECTION, as forceRelease() does), which wakes them; its process finds
- * the hold gone. Best effort: a failure (no right to kill the session) leaves the
- * waiters to the hold's expiry, and the release stands.
+ * After the row was freed on the hold's session: when another session marks the
+ * hold (marker, the row's conn: the process that took the hold still has its
+ * Lock object, and this release came through restoreLock()), the waiters sleep
+ * in GET_LOCK on a name that session never gives up. It is ended (KILL
+ * CONNECTION, as forceRelease() does) while it still holds the name, which wakes
+ * them; its process finds the hold gone. Best effort: a failure (no right to
+ * kill the session) leaves the waiters to the hold's expiry, and the release
+ * stands.
  */
-static void lkc_myt_wake_all(lkc_my_store *s, lkc_hold *hold, const char *name)
+static void lkc_myt_wake_all(lkc_my_store *s, lkc_hold *hold, const char *name, uint64_t marker)
 {
 	char sql[256], wake[LKC_MY_NAME_LEN + 1];
 	lkc_my_conn *c = hold->session;
-	int64_t marker = 0;
+	int64_t alive = 0;
 	lkc_err ignored;
 
-	if (c == NULL || c->named == 1) {
-		/* The session that marks the hold is the hold's own: its release wakes them. */
+	if (c == NULL || marker == 0 || marker == mysql_thread_id(c->my)) {
+		/* Nobody marks it, or the hold's own session does: its release wakes them. */
 		return;
 	}
 	lkc_err_clear(&ignored);
 	lkc_myt_wake(wake, name);
-	snprintf(sql, sizeof(sql), "SELECT IFNULL(IF(IS_USED_LOCK('%s') = @lkc_conn AND @lkc_conn <> CONNECTION_ID(),"
-		" @lkc_conn, 0), 0)", wake);
-	if (lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &marker, &ignored) == LKC_OK && marker > 0) {
-		snprintf(sql, sizeof(sql), "KILL CONNECTION %" PRId64, marker);
+	snprintf(sql, sizeof(sql), "SELECT IFNULL(IS_USED_LOCK('%s') = %" PRIu64 ", 0)", wake, marker);
+	if (lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &alive, &ignored) == LKC_OK && alive == 1) {
+		snprintf(sql, sizeof(sql), "KILL CONNECTION %" PRIu64, marker);
 		lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, NULL, &ignored);
 	}
 	hold->session = c;
@@ -578,16 +578,16 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 		return rc;
 	}
 	lkc_myt_owner(owner, hold);
-	/* conn is read into @lkc_conn as the row is freed: the session that marked the hold (lkc_myt_wake_all). */
+	/* The row's conn, the session that marks the hold, comes back as LAST_INSERT_ID (lkc_myt_wake_all). */
 	if (delay_ms > 0) {
 		/* Nobody's any more, and held until the delay ends. */
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF((@lkc_conn := conn) IS NULL, NULL, NULL), owner = '',"
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF(LAST_INSERT_ID(IFNULL(conn, 0)) >= 0, NULL, NULL), owner = '',"
 			" expires_at = TIMESTAMPADD(MICROSECOND, %" PRId64 ", UTC_TIMESTAMP(6))"
 			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
 			s->table, (delay_ms > LKC_MYT_TTL_MAX_MS ? LKC_MYT_TTL_MAX_MS : delay_ms) * 1000, name, owner);
 	} else {
 		/* Free, since now: a sweep deletes it once it stayed free long enough. */
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF((@lkc_conn := conn) IS NULL, NULL, NULL), owner = NULL,"
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF(LAST_INSERT_ID(IFNULL(conn, 0)) >= 0, NULL, NULL), owner = NULL,"
 			" expires_at = UTC_TIMESTAMP(6) WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
 	}
 	if ((rc = lkc_myt_hold_run(s, hold, sql, NULL, err)) != LKC_OK) {
@@ -595,7 +595,7 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 	}
 	/* The row is free before the name is: a waiter GET_LOCK wakes finds it free. */
 	if (mysql_affected_rows(((lkc_my_conn *) hold->session)->my) == 1) {
-		lkc_myt_wake_all(s, hold, name);
+		lkc_myt_wake_all(s, hold, name, (uint64_t) mysql_insert_id(((lkc_my_conn *) hold->session)->my));
 		lkc_myt_let_go(s, hold, name);
 		if (__atomic_fetch_add(&lkc_myt_releases, 1, __ATOMIC_RELAXED) % LKC_MYT_SWEEP_EVERY == 0) {
 			lkc_myt_sweep(s);
