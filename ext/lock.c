@@ -126,6 +126,10 @@ static PHP_MSHUTDOWN_FUNCTION(lock)
 
 static PHP_RSHUTDOWN_FUNCTION(lock)
 {
+#ifdef HAVE_LOCK_MYSQL /* MySQL store */
+	/* First: a wait a bailout cut short must not be granted what the holds released below free. */
+	lkc_my_request_end();
+#endif
 	php_lock_release_all();
 	return SUCCESS;
 }

@@ -443,6 +443,8 @@ const char *lkc_my_endpoint(const lkc_store *store);
 int lkc_my_table_name_ok(const char *name, size_t len);
 /* Closes every pooled persistent connection (module shutdown). */
 void lkc_my_pool_shutdown(void);
+/* Ends, for real, what bailouts left mid-statement on MySQL sessions (request end). */
+void lkc_my_request_end(void);
 /* The client library's version. */
 const char *lkc_my_client_version(void);
 /* --- end MySQL store --- */

@@ -51,6 +51,8 @@
 
 
 static const lkc_store_ops lkc_my_ops;
+static const lkc_store_ops lkc_my_table_ops;
+static const lkc_store_ops lkc_my_session_kind;
 
 int lkc_my_name(const char *prefix, size_t prefix_len, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1])
 {
@@ -94,6 +96,47 @@ const char *lkc_my_client_version(void)
 }
 
 /*
+ * The connections of this thread that a statement runs on, newest first. What
+ * a bailout (a fatal error in a PHP signal handler that runs inside our wait)
+ * leaves here is known to nobody else: lkc_my_reap ends it.
+ */
+static __thread lkc_my_conn *lkc_my_busy;
+
+/* Puts c on the busy list while a statement of s runs on it; 0 when it was there already. */
+static int lkc_my_busy_on(lkc_my_store *s, lkc_my_conn *c)
+{
+	if (c->busy) {
+		return 0;
+	}
+	c->store = s;
+	c->busy = 1;
+	c->busy_prev = NULL;
+	c->busy_next = lkc_my_busy;
+	if (lkc_my_busy != NULL) {
+		lkc_my_busy->busy_prev = c;
+	}
+	lkc_my_busy = c;
+	return 1;
+}
+
+static void lkc_my_busy_off(lkc_my_conn *c)
+{
+	if (!c->busy) {
+		return;
+	}
+	if (c->busy_prev != NULL) {
+		c->busy_prev->busy_next = c->busy_next;
+	} else {
+		lkc_my_busy = c->busy_next;
+	}
+	if (c->busy_next != NULL) {
+		c->busy_next->busy_prev = c->busy_prev;
+	}
+	c->busy_prev = c->busy_next = NULL;
+	c->busy = 0;
+}
+
+/*
  * Closes a connection. One a parent process opened, or one left in the middle of
  * a call, is closed on our side only: its socket is pointed at /dev/null first,
  * so that the library's goodbye never reaches a parent's session or waits.
@@ -103,6 +146,7 @@ static void lkc_my_conn_close_how(lkc_my_conn *c, int abrupt)
 	if (c == NULL) {
 		return;
 	}
+	lkc_my_busy_off(c);
 	if (abrupt || c->pid != lkc_pid()) {
 		int fd = (int) mysql_get_socket(c->my);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -196,10 +240,16 @@ static int lkc_my_wait(MYSQL *my, int status, uint64_t deadline, int abortable)
 	}
 }
 
-/* The deadline of a call that does not wait for a lock. */
+/* A deadline, kept within the store call's. */
+uint64_t lkc_my_cap(const lkc_my_store *s, uint64_t deadline)
+{
+	return s->until != 0 && (deadline == 0 || s->until < deadline) ? s->until : deadline;
+}
+
+/* The deadline of a statement that does not wait for a lock: the timeout from now, within the call's. */
 uint64_t lkc_my_deadline(const lkc_my_store *s)
 {
-	return lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
+	return lkc_my_cap(s, lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u);
 }
 
 /*
@@ -428,10 +478,14 @@ static lkc_rc lkc_my_error(lkc_my_store *s, lkc_my_conn *c, lkc_err *err)
 }
 
 
-lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+static lkc_rc lkc_my_kill_query_now(lkc_my_store *s, unsigned long id);
+
+/* lkc_my_exec, with the connection on the busy list. */
+static lkc_rc lkc_my_exec_busy(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int flags,
 	MYSQL_RES **out, lkc_err *err)
 {
 	MYSQL *my = (*c)->my;
+	int abortable = (flags & LKC_MY_ABORTABLE) != 0;
 	MYSQL_RES *res = NULL;
 	int killed = 0;
 	int ret = 0;
@@ -445,13 +499,23 @@ lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t d
 		if (ready == -2) {
 			/* The answer still comes: the statement ends killed, or it finished first. */
 			killed = 1;
-			if (lkc_my_kill_query(s, mysql_thread_id(my)) != LKC_OK) {
+			if (lkc_my_kill_query_now(s, mysql_thread_id(my)) != LKC_OK) {
 				lkc_my_conn_drop(*c);
 				*c = NULL;
 				return LKC_INTERRUPTED;
 			}
-			deadline = lkc_my_deadline(s);
+			/* The killed statement's answer gets a timeout of its own, as the kill did. */
+			deadline = lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
 			continue;
+		}
+		if (ready == 0 && !killed && (flags & LKC_MY_PARK)) {
+			/* The statement may still run, and take what it asked for: it is killed later, not left to run. */
+			lkc_my_busy_off(*c);
+			(*c)->next = s->strays;
+			s->strays = *c;
+			*c = NULL;
+			return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: no answer within %" PRId64 " ms",
+				s->endpoint, s->timeout_ms);
 		}
 		if (ready <= 0) {
 			lkc_my_conn_drop(*c);
@@ -478,10 +542,13 @@ lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t d
 	if (mysql_field_count(my) > 0) {
 		status = mysql_store_result_start(&res, my);
 		while (status != 0) {
-			ready = lkc_my_wait(my, status, lkc_my_deadline(s), 0);
+			ready = lkc_my_wait(my, status, killed ? deadline : lkc_my_deadline(s), 0);
 			if (ready <= 0) {
 				lkc_my_conn_drop(*c);
 				*c = NULL;
+				if (killed) {
+					return LKC_INTERRUPTED;
+				}
 				return lkc_err_set(err, LKC_ERR_IO, "MySQL at %s: no answer within %" PRId64 " ms",
 					s->endpoint, s->timeout_ms);
 			}
@@ -510,6 +577,19 @@ lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t d
 	return LKC_OK;
 }
 
+lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int flags,
+	MYSQL_RES **out, lkc_err *err)
+{
+	int linked = lkc_my_busy_on(s, *c);
+	lkc_rc rc = lkc_my_exec_busy(s, c, sql, deadline, flags, out, err);
+
+	/* A connection closed under the statement left the list as it was closed. */
+	if (linked && *c != NULL) {
+		lkc_my_busy_off(*c);
+	}
+	return rc;
+}
+
 /*
  * Runs one statement and sets *value to the first column of its first row
  * (value_size bytes, "" for SQL NULL, *null set) when it returns rows; as
@@ -536,24 +616,145 @@ static lkc_rc lkc_my_query(lkc_my_store *s, lkc_my_conn **c, const char *sql, ui
 	return LKC_OK;
 }
 
-/* Sends KILL QUERY for a session of ours from another session, within the timeout. */
-lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id)
+/*
+ * Sends KILL QUERY for a session of ours from another session, within a timeout
+ * of its own: a wait that a signal ends must not stay queued on the server,
+ * whatever is left of the call's time.
+ */
+static lkc_rc lkc_my_kill_query_now(lkc_my_store *s, unsigned long id)
 {
+	uint64_t until = s->until;
 	char sql[64];
 	lkc_my_conn *k;
 	lkc_err ignored;
 	lkc_rc rc;
 
 	lkc_err_clear(&ignored);
-	if (lkc_my_get(s, &k, &ignored) != LKC_OK) {
-		return LKC_ERR_IO;
+	s->until = 0;
+	if ((rc = lkc_my_get(s, &k, &ignored)) == LKC_OK) {
+		snprintf(sql, sizeof(sql), "KILL QUERY %lu", id);
+		rc = lkc_my_query(s, &k, sql, lkc_my_deadline(s), 0, NULL, 0, NULL, &ignored);
+		if (k != NULL) {
+			lkc_my_put(s, k);
+		}
 	}
-	snprintf(sql, sizeof(sql), "KILL QUERY %lu", id);
-	rc = lkc_my_query(s, &k, sql, lkc_my_deadline(s), 0, NULL, 0, NULL, &ignored);
+	s->until = until;
+	return rc;
+}
+
+/*
+ * Whether the server still has the session of a connection left mid-statement:
+ * what it sent is read and dropped (the connection goes anyway), and the end of
+ * the stream says the server ended it (a restart, a KILL), after which its id
+ * may name somebody else's session.
+ */
+static int lkc_my_session_open(const lkc_my_conn *c)
+{
+	int fd = (int) mysql_get_socket(c->my);
+	char buf[4096];
+
+	if (fd < 0) {
+		return 0;
+	}
+	for (;;) {
+		ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+
+		if (n > 0) {
+			continue;
+		}
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	}
+}
+
+void lkc_my_kill_strays(lkc_my_store *s)
+{
+	uint64_t until = s->until;
+	lkc_my_conn *k = NULL;
+	int reachable = 1;
+	lkc_err ignored;
+
+	if (s->strays == NULL) {
+		return;
+	}
+	lkc_err_clear(&ignored);
+	s->until = lkc_my_deadline(s);
+	while (s->strays != NULL) {
+		lkc_my_conn *c = s->strays;
+		char sql[128];
+		unsigned long id;
+		lkc_rc rc;
+
+		s->strays = c->next;
+		c->next = NULL;
+		if (c->pid != lkc_pid() || !lkc_my_session_open(c)) {
+			lkc_my_conn_drop(c);
+			continue;
+		}
+		id = mysql_thread_id(c->my);
+		if (k == NULL && reachable && lkc_my_get(s, &k, &ignored) != LKC_OK) {
+			/* The server cannot be reached: closing is all that is left, for every stray. */
+			reachable = 0;
+		}
+		if (k != NULL) {
+			snprintf(sql, sizeof(sql), "KILL CONNECTION %lu", id);
+			rc = lkc_my_query(s, &k, sql, lkc_my_deadline(s), 0, NULL, 0, NULL, &ignored);
+			if (rc == LKC_ERR_REFUSED && k != NULL && mysql_errno(k->my) == ER_NO_SUCH_THREAD) {
+				rc = LKC_OK;
+			}
+			/* The server frees the session's locks and queued waits as it ends it: wait for that. */
+			snprintf(sql, sizeof(sql), "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = %lu", id);
+			while (rc == LKC_OK && k != NULL) {
+				int64_t n = 0;
+
+				if (lkc_my_int(s, &k, sql, lkc_my_deadline(s), 0, &n, &ignored) != LKC_OK || n == 0
+					|| lkc_ms_left(s->until) == 0) {
+					break;
+				}
+				usleep(2000);
+			}
+		}
+		lkc_my_conn_drop(c);
+	}
 	if (k != NULL) {
 		lkc_my_put(s, k);
 	}
-	return rc;
+	s->until = until;
+}
+
+void lkc_my_reap(lkc_my_store *s)
+{
+	lkc_my_conn *c = s != NULL ? lkc_my_busy : NULL;
+
+	/* What is still busy when no call of the store runs was left by a bailout: a stray. */
+	while (c != NULL) {
+		lkc_my_conn *next = c->busy_next;
+
+		if (c->store == s) {
+			lkc_my_busy_off(c);
+			c->next = c->store->strays;
+			c->store->strays = c;
+		}
+		c = next;
+	}
+	if (s != NULL) {
+		/* The bound of a call that a bailout ended is stale. */
+		s->until = 0;
+		lkc_my_kill_strays(s);
+		return;
+	}
+	/* Every store's, one store at a time. */
+	while (lkc_my_busy != NULL) {
+		lkc_my_reap(lkc_my_busy->store);
+	}
+}
+
+/* Ends what bailouts left mid-statement in this thread's stores (request end). */
+void lkc_my_request_end(void)
+{
+	lkc_my_reap(NULL);
 }
 
 /* Runs a statement that answers one integer (or NULL, as -1) into *out, on *c. */
@@ -616,6 +817,19 @@ static lkc_rc lkc_my_gone(lkc_my_store *s, lkc_hold *hold, lkc_err *err)
 	return locked ? LKC_LOST : LKC_EXPIRED;
 }
 
+/*
+ * After the hold's session failed with rc (LKC_OK: it holds nothing): whether the
+ * hold is gone, asked on another session, unless rc is a failure that used up the
+ * call's time (a server that does not answer would not answer that either).
+ */
+static lkc_rc lkc_my_gone_after(lkc_my_store *s, lkc_hold *hold, lkc_rc rc, lkc_err *err)
+{
+	if (rc == LKC_ERR_IO && s->until != 0 && lkc_ms_left(s->until) == 0) {
+		return rc;
+	}
+	return lkc_my_gone(s, hold, err);
+}
+
 /* The GET_LOCK timeout of a wait, in seconds with milliseconds. */
 void lkc_my_seconds(char *out, size_t size, int64_t wait_ms)
 {
@@ -654,8 +868,8 @@ lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const
 			snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ GET_LOCK('%s', %s)", lift, name, secs);
 		}
 		/* The server ends the wait at GET_LOCK's timeout; the client allows one more timeout for the answer. */
-		deadline = lkc_my_deadline(s) + (wait_ms == LKC_WAIT_FOREVER ? (uint64_t) LKC_MY_FOREVER_S * 1000000000u
-			: (uint64_t) wait_ms * 1000000u);
+		deadline = lkc_my_cap(s, lkc_my_deadline(s) + (wait_ms == LKC_WAIT_FOREVER
+			? (uint64_t) LKC_MY_FOREVER_S * 1000000000u : (uint64_t) wait_ms * 1000000u));
 		rc = lkc_my_int(s, c, sql, deadline, wait_ms != 0, &answer, err);
 		if (rc != LKC_OK) {
 			return rc;
@@ -733,7 +947,7 @@ static lkc_rc lkc_my_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms,
 	if (rc != LKC_OK && rc != LKC_ERR_IO) {
 		return rc;
 	}
-	return lkc_my_gone(s, hold, err);
+	return lkc_my_gone_after(s, hold, rc, err);
 }
 
 /* Whether the hold's session still holds its name. */
@@ -761,7 +975,7 @@ static lkc_rc lkc_my_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 		/* The session is gone (the connection dropped, or was killed by forceRelease()), or holds nothing. */
 		lkc_my_conn_drop(c);
 		hold->session = NULL;
-		return lkc_my_gone(s, hold, err);
+		return lkc_my_gone_after(s, hold, rc, err);
 	}
 	return rc;
 }
@@ -901,7 +1115,7 @@ static lkc_rc lkc_my_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 	if (c == NULL) {
 		/* The session is gone, and the hold with it. */
 		hold->session = NULL;
-		return lkc_my_gone(s, hold, err);
+		return lkc_my_gone_after(s, hold, rc, err);
 	}
 	if (rc == LKC_ERR_REFUSED && mysql_errno(c->my) == ER_NO_DB_ERROR) {
 		return lkc_err_set(err, LKC_ERR_REFUSED, "MySQL at %s: fencing tokens need a database (the DSN's path or the "
@@ -922,6 +1136,7 @@ void lkc_my_destroy(lkc_store *store)
 {
 	lkc_my_store *s = (lkc_my_store *) store;
 
+	lkc_my_reap(s);
 	while (s->idle != NULL) {
 		lkc_my_conn *c = s->idle;
 
@@ -996,6 +1211,7 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	s->base.ops = cfg->table_holds ? &lkc_my_table_ops : &lkc_my_ops;
+	s->kind = cfg->table_holds ? &lkc_my_table_kind : &lkc_my_session_kind;
 	s->timeout_ms = cfg->timeout_ms;
 	s->persistent = cfg->persistent;
 	s->port = cfg->port;
@@ -1090,7 +1306,7 @@ lkc_rc lkc_my_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
 	return rc;
 }
 
-static const lkc_store_ops lkc_my_ops = {
+static const lkc_store_ops lkc_my_session_kind = {
 	.name = "MySQL",
 	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
 	.acquire = lkc_my_acquire,
@@ -1104,5 +1320,140 @@ static const lkc_store_ops lkc_my_ops = {
 	.fence = lkc_my_fence,
 	.settle = NULL,
 	.wait_free = lkc_my_wait_free,
-	.server_id = lkc_my_server_id,
+};
+
+/*
+ * Every operation of either kind runs under one bound: the timeout (plus the
+ * wait, for a call that waits) from the start of the call, so that a step after
+ * one that timed out (asking on a new session whether the hold is gone) cannot
+ * add a timeout of its own. A call nested in our own I/O (from a signal
+ * handler) has its own bound, and the outer call gets its own back.
+ */
+static uint64_t lkc_my_begin(lkc_my_store *s, int64_t wait_ms)
+{
+	uint64_t until = s->until;
+
+	s->until = 0;
+	if (wait_ms != LKC_WAIT_FOREVER) {
+		s->until = lkc_my_deadline(s) + (uint64_t) wait_ms * 1000000u;
+	}
+	return until;
+}
+
+#define LKC_MY_BOUNDED(s, wait_ms, call) do { \
+	uint64_t until_ = lkc_my_begin((s), (wait_ms)); \
+	lkc_rc rc_ = (call); \
+	(s)->until = until_; \
+	return rc_; \
+} while (0)
+
+static lkc_rc lkc_myb_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, wait_ms, s->kind->acquire(store, hold, mode, ttl_ms, wait_ms, err));
+}
+
+static lkc_rc lkc_myb_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->release(store, hold, delay_ms, err));
+}
+
+static lkc_rc lkc_myb_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->refresh(store, hold, ttl_ms, err));
+}
+
+static lkc_rc lkc_myb_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->check(store, hold, err));
+}
+
+static lkc_rc lkc_myb_is_locked(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->is_locked(store, resource, len, locked, err));
+}
+
+static lkc_rc lkc_myb_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->force_release(store, resource, len, err));
+}
+
+static lkc_rc lkc_myb_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->fence(store, hold, fence, err));
+}
+
+static lkc_rc lkc_myb_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, wait_ms, s->kind->wait_free(store, resource, len, wait_ms, err));
+}
+
+static void lkc_myb_settle(lkc_store *store, lkc_hold *hold)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	uint64_t until = lkc_my_begin(s, 0);
+
+	s->kind->settle(store, hold);
+	s->until = until;
+}
+
+static lkc_rc lkc_myb_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, lkc_my_server_id(store, id, len, err));
+}
+
+static void lkc_myb_abandon(lkc_store *store, lkc_hold *hold)
+{
+	((lkc_my_store *) store)->kind->abandon(store, hold);
+}
+
+static const lkc_store_ops lkc_my_ops = {
+	.name = "MySQL",
+	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
+	.acquire = lkc_myb_acquire,
+	.release = lkc_myb_release,
+	.refresh = lkc_myb_refresh,
+	.check = lkc_myb_check,
+	.is_locked = lkc_myb_is_locked,
+	.force_release = lkc_myb_force_release,
+	.abandon = lkc_myb_abandon,
+	.destroy = lkc_my_destroy,
+	.fence = lkc_myb_fence,
+	.settle = NULL,
+	.wait_free = lkc_myb_wait_free,
+	.server_id = lkc_myb_server_id,
+};
+
+static const lkc_store_ops lkc_my_table_ops = {
+	.name = "MySQL",
+	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
+	.acquire = lkc_myb_acquire,
+	.release = lkc_myb_release,
+	.refresh = lkc_myb_refresh,
+	.check = lkc_myb_check,
+	.is_locked = lkc_myb_is_locked,
+	.force_release = lkc_myb_force_release,
+	.abandon = lkc_myb_abandon,
+	.destroy = lkc_my_destroy,
+	.fence = lkc_myb_fence,
+	.settle = lkc_myb_settle,
+	.wait_free = lkc_myb_wait_free,
+	.server_id = lkc_myb_server_id,
 };

@@ -16,17 +16,31 @@
 #define LKC_MY_TAG "lock:"
 #define LKC_MY_NAME_LEN 64
 
+struct lkc_my_store;
+
 /* One server session. */
 typedef struct lkc_my_conn {
 	MYSQL *my;
 	pid_t pid;                   /* the process that opened it: a forked child never uses it */
 	int mariadb;                 /* the server is MariaDB (else MySQL): how a wait lifts the statement time limit */
 	int named;                   /* table holds: the session holds its hold's GET_LOCK name (1), may hold it (2) */
-	struct lkc_my_conn *next;    /* in an idle list */
+	struct lkc_my_conn *next;    /* in an idle list, or the store's strays */
+	/*
+	 * While a statement runs on it (lkc_my_exec), the connection is on the thread's
+	 * list of busy ones, with its store: one a bailout left there is a stray.
+	 */
+	struct lkc_my_store *store;
+	struct lkc_my_conn *busy_prev, *busy_next;
+	int busy;
 } lkc_my_conn;
 
-typedef struct {
+/* lkc_my_exec's flags. */
+#define LKC_MY_ABORTABLE 1       /* a signal the host wants handled ends the statement (KILL QUERY) */
+#define LKC_MY_PARK 2            /* unanswered in time, the session is kept as a stray to be killed, not closed */
+
+typedef struct lkc_my_store {
 	lkc_store base;
+	const lkc_store_ops *kind;   /* the operations of the kind of hold (session or table), under lkc_my_bounded's bound */
 	char *host;                  /* TCP host, NULL for a socket */
 	char *socket;                /* unix socket path, NULL for TCP */
 	int port;
@@ -42,13 +56,31 @@ typedef struct {
 	char *table;                 /* table holds: the table's name (an identifier); NULL for session holds */
 	lkc_my_conn *idle;
 	unsigned nidle;
+	/*
+	 * Sessions left in the middle of a statement that may still run on the
+	 * server (a take whose answer did not come in time): lkc_my_reap kills them.
+	 */
+	lkc_my_conn *strays;
+	uint64_t until;              /* the deadline of the store call under way, 0 for none */
 } lkc_my_store;
 
-/* The operations of table holds (lkc_mysql_table.c). */
-extern const lkc_store_ops lkc_my_table_ops;
+/* The operations of table holds (lkc_mysql_table.c), run under the store call's bound. */
+extern const lkc_store_ops lkc_my_table_kind;
 
-/* The deadline of a call that does not wait for a lock. */
+/* The deadline of a statement that does not wait for a lock: the timeout from now, within the call's. */
 uint64_t lkc_my_deadline(const lkc_my_store *s);
+/* A deadline, kept within the store call's. */
+uint64_t lkc_my_cap(const lkc_my_store *s, uint64_t deadline);
+/*
+ * Ends, for real, every session of the store (NULL: of every store of this
+ * thread) that was left mid-statement: a bailout's (still on the busy list) and
+ * the strays. Each one still open is killed (KILL CONNECTION from another
+ * session), and waited for until the server has ended it (within the timeout),
+ * so that nothing it holds or waits for stays; then it is closed.
+ */
+void lkc_my_reap(lkc_my_store *s);
+/* Kills the store's strays only (none of its busy sessions), within the call's bound. */
+void lkc_my_kill_strays(lkc_my_store *s);
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
 lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err);
 /* Gives a session that holds nothing back for reuse, or closes it. */
@@ -60,19 +92,19 @@ void lkc_my_conn_drop(lkc_my_conn *c);
 /*
  * Runs one statement on *c; *out (when not NULL) gets its result set, NULL when
  * it has none, for the caller to free. A wait on the server is allowed until
- * deadline (0: none); when abortable, a signal the host wants handled sends
- * KILL QUERY from another session and the answer is LKC_INTERRUPTED. On
+ * deadline (0: none); with LKC_MY_ABORTABLE, a signal the host wants handled
+ * sends KILL QUERY from another session and the answer is LKC_INTERRUPTED. On
  * LKC_ERR_IO and LKC_INTERRUPTED the connection is closed and *c cleared: a
  * session interrupted mid-statement is never reused, and its end frees
- * whatever it may have taken. A server error leaves *c for mysql_errno().
+ * whatever it may have taken; with LKC_MY_PARK, one whose answer did not come
+ * in time is kept among the store's strays instead, for lkc_my_reap to kill.
+ * A server error leaves *c for mysql_errno().
  */
-lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
+lkc_rc lkc_my_exec(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int flags,
 	MYSQL_RES **out, lkc_err *err);
 /* Runs a statement that answers one integer (or NULL, as -1) into *out, on *c. */
 lkc_rc lkc_my_int(lkc_my_store *s, lkc_my_conn **c, const char *sql, uint64_t deadline, int abortable,
 	int64_t *out, lkc_err *err);
-/* Sends KILL QUERY for a session of ours from another session, within the timeout. */
-lkc_rc lkc_my_kill_query(lkc_my_store *s, unsigned long id);
 /* The lock name of a resource; LKC_ERR_SYSTEM when out of memory. */
 lkc_rc lkc_my_name_of(const lkc_my_store *s, const char *resource, size_t len, char out[LKC_MY_NAME_LEN + 1],
 	lkc_err *err);
@@ -86,7 +118,7 @@ void lkc_my_seconds(char *out, size_t size, int64_t wait_ms);
  */
 lkc_rc lkc_my_get_lock(lkc_my_store *s, lkc_my_conn **c, const char *name, const char *then, int64_t wait_ms,
 	int *got, lkc_err *err);
-/* The store's server_id operation, for either kind of hold. */
+/* What the server says it is, for lkc_store_same (the server_id of either kind, bounded in lkc_mysql.c). */
 lkc_rc lkc_my_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err);
 /* Frees a store of either kind and its idle connections. */
 void lkc_my_destroy(lkc_store *store);

@@ -138,10 +138,11 @@ static void lkc_myt_wake(char out[LKC_MY_NAME_LEN + 1], const char *name)
 	memcpy(out, LKC_MYT_WAKE_TAG, sizeof(LKC_MYT_WAKE_TAG) - 1);
 }
 
-/* Runs sql on *c, creating the table first when it is missing; res as lkc_my_exec's. */
-static lkc_rc lkc_myt_run(lkc_my_store *s, lkc_my_conn **c, const char *sql, MYSQL_RES **res, lkc_err *err)
+/* Runs sql on *c, creating the table first when it is missing; flags and res as lkc_my_exec's. */
+static lkc_rc lkc_myt_run_flags(lkc_my_store *s, lkc_my_conn **c, const char *sql, int flags, MYSQL_RES **res,
+	lkc_err *err)
 {
-	lkc_rc rc = lkc_my_exec(s, c, sql, lkc_my_deadline(s), 0, res, err);
+	lkc_rc rc = lkc_my_exec(s, c, sql, lkc_my_deadline(s), flags, res, err);
 
 	if (rc == LKC_ERR_REFUSED && *c != NULL && mysql_errno((*c)->my) == ER_NO_SUCH_TABLE) {
 		char create[512];
@@ -150,10 +151,16 @@ static lkc_rc lkc_myt_run(lkc_my_store *s, lkc_my_conn **c, const char *sql, MYS
 		lkc_err_clear(err);
 		rc = lkc_my_exec(s, c, create, lkc_my_deadline(s), 0, NULL, err);
 		if (rc == LKC_OK) {
-			rc = lkc_my_exec(s, c, sql, lkc_my_deadline(s), 0, res, err);
+			rc = lkc_my_exec(s, c, sql, lkc_my_deadline(s), flags, res, err);
 		}
 	}
 	return rc;
+}
+
+/* Runs sql on *c, creating the table first when it is missing; res as lkc_my_exec's. */
+static lkc_rc lkc_myt_run(lkc_my_store *s, lkc_my_conn **c, const char *sql, MYSQL_RES **res, lkc_err *err)
+{
+	return lkc_myt_run_flags(s, c, sql, 0, res, err);
 }
 
 /* Runs a statement that answers at most one row of n integers (SQL NULL as -1); *found whether it did. */
@@ -304,7 +311,8 @@ static lkc_rc lkc_myt_hold_run(lkc_my_store *s, lkc_hold *hold, const char *sql,
 		}
 		rc = lkc_myt_run(s, &c, sql, res, err);
 		hold->session = c;
-		if (rc != LKC_ERR_IO || fresh) {
+		/* A server that did not answer in the call's time gets no second statement. */
+		if (rc != LKC_ERR_IO || fresh || (s->until != 0 && lkc_ms_left(s->until) == 0)) {
 			return rc;
 		}
 	}
@@ -343,7 +351,16 @@ static lkc_rc lkc_myt_take(lkc_my_store *s, lkc_hold *hold, lkc_my_conn **c, con
 		" expires_at = IF(@lkc_take, VALUES(expires_at), expires_at)",
 		s->table, name, owner, expiry, conn, own ? LKC_MYT_TAKES_OWN : LKC_MYT_TAKES);
 	hold->granted_ns = lkc_now_ns();
-	rc = lkc_myt_run(s, c, sql, NULL, err);
+	/*
+	 * A take whose answer does not come in time (its row lock held by another
+	 * transaction, a server that froze) may still take the row: its session is
+	 * kept to be killed, and the hold is unsure until lkc_myt_settle gives back
+	 * what it took.
+	 */
+	rc = lkc_myt_run_flags(s, c, sql, LKC_MY_PARK, NULL, err);
+	if (rc == LKC_ERR_IO) {
+		hold->unsure = 1;
+	}
 	if (rc == LKC_OK) {
 		/* 1: inserted, 2: updated, 0: left as it was (held by another). */
 		my_ulonglong n = mysql_affected_rows((*c)->my);
@@ -394,8 +411,10 @@ static lkc_rc lkc_myt_pause(lkc_my_store *s, lkc_my_conn **c, const char *name, 
 	lkc_my_seconds(secs, sizeof(secs), t);
 	snprintf(sql, sizeof(sql), "%sSELECT /*+ MAX_EXECUTION_TIME(0) */ SLEEP(%s)",
 		(*c)->mariadb ? "SET STATEMENT max_statement_time = 0 FOR " : "", secs);
-	return lkc_my_exec(s, c, sql, lkc_my_deadline(s) + (uint64_t) t * 1000000u, 1, NULL, err);
+	return lkc_my_exec(s, c, sql, lkc_my_cap(s, lkc_my_deadline(s) + (uint64_t) t * 1000000u), LKC_MY_ABORTABLE, NULL, err);
 }
+
+static void lkc_myt_settle(lkc_store *store, lkc_hold *hold);
 
 static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 	int64_t ttl_ms, int64_t wait_ms, lkc_err *err)
@@ -416,6 +435,11 @@ static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		return rc;
 	}
 	lkc_myt_owner(owner, hold);
+	if (hold->unsure) {
+		/* A row a failed take of ours may have left would keep this take out until its TTL. */
+		lkc_myt_settle(store, hold);
+		hold->unsure = 0;
+	}
 	if (hold->session != NULL) {
 		/* Left by a hold that is gone: it may hold the name still. */
 		lkc_my_conn_drop(hold->session);
@@ -457,6 +481,37 @@ static lkc_rc lkc_myt_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 		lkc_my_put(s, c);
 	}
 	return rc;
+}
+
+/*
+ * After the row was freed on the hold's session: when another session marks the
+ * hold (marker, the row's conn: the process that took the hold still has its
+ * Lock object, and this release came through restoreLock()), the waiters sleep
+ * in GET_LOCK on a name that session never gives up. It is ended (KILL
+ * CONNECTION, as forceRelease() does) while it still holds the name, which wakes
+ * them; its process finds the hold gone. Best effort: a failure (no right to
+ * kill the session) leaves the waiters to the hold's expiry, and the release
+ * stands.
+ */
+static void lkc_myt_wake_all(lkc_my_store *s, lkc_hold *hold, const char *name, uint64_t marker)
+{
+	char sql[256], wake[LKC_MY_NAME_LEN + 1];
+	lkc_my_conn *c = hold->session;
+	int64_t alive = 0;
+	lkc_err ignored;
+
+	if (c == NULL || marker == 0 || marker == mysql_thread_id(c->my)) {
+		/* Nobody marks it, or the hold's own session does: its release wakes them. */
+		return;
+	}
+	lkc_err_clear(&ignored);
+	lkc_myt_wake(wake, name);
+	snprintf(sql, sizeof(sql), "SELECT IFNULL(IS_USED_LOCK('%s') = %" PRIu64 ", 0)", wake, marker);
+	if (lkc_my_int(s, &c, sql, lkc_my_deadline(s), 0, &alive, &ignored) == LKC_OK && alive == 1) {
+		snprintf(sql, sizeof(sql), "KILL CONNECTION %" PRIu64, marker);
+		lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, NULL, &ignored);
+	}
+	hold->session = c;
 }
 
 /* Releases in this process so far: every LKC_MYT_SWEEP_EVERY-th sweeps. */
@@ -523,22 +578,24 @@ static lkc_rc lkc_myt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 		return rc;
 	}
 	lkc_myt_owner(owner, hold);
+	/* The row's conn, the session that marks the hold, comes back as LAST_INSERT_ID (lkc_myt_wake_all). */
 	if (delay_ms > 0) {
 		/* Nobody's any more, and held until the delay ends. */
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = '',"
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF(LAST_INSERT_ID(IFNULL(conn, 0)) >= 0, NULL, NULL), owner = '',"
 			" expires_at = TIMESTAMPADD(MICROSECOND, %" PRId64 ", UTC_TIMESTAMP(6))"
 			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
 			s->table, (delay_ms > LKC_MYT_TTL_MAX_MS ? LKC_MYT_TTL_MAX_MS : delay_ms) * 1000, name, owner);
 	} else {
 		/* Free, since now: a sweep deletes it once it stayed free long enough. */
-		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = UTC_TIMESTAMP(6)"
-			" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
+		snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = IF(LAST_INSERT_ID(IFNULL(conn, 0)) >= 0, NULL, NULL), owner = NULL,"
+			" expires_at = UTC_TIMESTAMP(6) WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
 	}
 	if ((rc = lkc_myt_hold_run(s, hold, sql, NULL, err)) != LKC_OK) {
 		return rc;
 	}
 	/* The row is free before the name is: a waiter GET_LOCK wakes finds it free. */
 	if (mysql_affected_rows(((lkc_my_conn *) hold->session)->my) == 1) {
+		lkc_myt_wake_all(s, hold, name, (uint64_t) mysql_insert_id(((lkc_my_conn *) hold->session)->my));
 		lkc_myt_let_go(s, hold, name);
 		if (__atomic_fetch_add(&lkc_myt_releases, 1, __ATOMIC_RELAXED) % LKC_MYT_SWEEP_EVERY == 0) {
 			lkc_myt_sweep(s);
@@ -786,6 +843,34 @@ static lkc_rc lkc_myt_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lk
 	return lkc_myt_gone(s, name, err);
 }
 
+static void lkc_myt_settle(lkc_store *store, lkc_hold *hold)
+{
+	/*
+	 * A take whose answer never came may have taken the row: its statement is
+	 * killed (and waited for), then the row given back if it is ours.
+	 */
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	char owner[LKC_MYT_OWNER_SQL];
+	char sql[1536];
+	lkc_my_conn *c;
+	lkc_err ignored;
+
+	lkc_err_clear(&ignored);
+	lkc_my_kill_strays(s);
+	if (lkc_my_name_of(s, hold->resource, hold->resource_len, name, &ignored) != LKC_OK
+		|| lkc_my_get(s, &c, &ignored) != LKC_OK) {
+		return;
+	}
+	lkc_myt_owner(owner, hold);
+	snprintf(sql, sizeof(sql), "UPDATE `%s` SET conn = NULL, owner = NULL, expires_at = UTC_TIMESTAMP(6)"
+		" WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE, s->table, name, owner);
+	lkc_myt_run(s, &c, sql, NULL, &ignored);
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+}
+
 static void lkc_myt_abandon(lkc_store *store, lkc_hold *hold)
 {
 	/* The row stays until its TTL or its owner's release; the session goes, quietly (only on our side in a child). */
@@ -794,7 +879,7 @@ static void lkc_myt_abandon(lkc_store *store, lkc_hold *hold)
 	hold->session = NULL;
 }
 
-const lkc_store_ops lkc_my_table_ops = {
+const lkc_store_ops lkc_my_table_kind = {
 	.name = "MySQL",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
 	.acquire = lkc_myt_acquire,
@@ -806,7 +891,6 @@ const lkc_store_ops lkc_my_table_ops = {
 	.abandon = lkc_myt_abandon,
 	.destroy = lkc_my_destroy,
 	.fence = lkc_myt_fence,
-	.settle = NULL,
+	.settle = lkc_myt_settle,
 	.wait_free = lkc_myt_wait_free,
-	.server_id = lkc_my_server_id,
 };
