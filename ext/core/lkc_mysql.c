@@ -435,7 +435,7 @@ lkc_rc lkc_my_get(lkc_my_store *s, lkc_my_conn **out, lkc_err *err)
 		}
 		lkc_my_conn_drop(c);
 	}
-	if (s->persistent && (*out = lkc_pool_take(&lkc_my_pool, s->pool_key, strlen(s->pool_key))) != NULL) {
+	if (s->persistent && (*out = lkc_pool_take(&lkc_my_pool, s->pool_key, s->pool_key_len)) != NULL) {
 		return LKC_OK;
 	}
 	return lkc_my_connect(s, out, err);
@@ -1143,7 +1143,7 @@ void lkc_my_destroy(lkc_store *store)
 		s->idle = c->next;
 		c->next = NULL;
 		if (s->persistent) {
-			lkc_pool_put(&lkc_my_pool, s->pool_key, strlen(s->pool_key), c);
+			lkc_pool_put(&lkc_my_pool, s->pool_key, s->pool_key_len, c);
 		} else {
 			lkc_my_unpool(c, 1);
 		}
@@ -1158,7 +1158,7 @@ void lkc_my_destroy(lkc_store *store)
 	free(s->dbname);
 	free(s->endpoint);
 	if (s->pool_key != NULL) {
-		memset(s->pool_key, 0, strlen(s->pool_key));
+		memset(s->pool_key, 0, s->pool_key_len);
 	}
 	free(s->pool_key);
 	free(s->prefix);
@@ -1245,15 +1245,21 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 	}
 	s->prefix_len = cfg->prefix_len;
 	if (s->persistent) {
-		len = strlen(cfg->host) + 16 + (s->user ? strlen(s->user) : 0)
-			+ (s->password ? strlen(s->password) : 0) + (s->dbname ? strlen(s->dbname) : 0) + 8;
-		s->pool_key = malloc(len);
+		/* The whole identity of a session: where, as whom (unset and empty differ), in which database. */
+		char port[16];
+		const char *parts[8] = { cfg->host, port, s->user ? "+" : "-", s->user ? s->user : "",
+			s->password ? "+" : "-", s->password ? s->password : "", s->dbname ? "+" : "-", s->dbname ? s->dbname : "" };
+		size_t lens[8];
+
+		snprintf(port, sizeof(port), "%d", s->port);
+		for (int i = 0; i < 8; i++) {
+			lens[i] = strlen(parts[i]);
+		}
+		s->pool_key = lkc_pool_key(8, parts, lens, &s->pool_key_len);
 		if (s->pool_key == NULL) {
 			lkc_my_destroy(&s->base);
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 		}
-		snprintf(s->pool_key, len, "%s\n%d\n%s\n%s\n%s", cfg->host, s->port, s->user ? s->user : "",
-			s->password ? s->password : "", s->dbname ? s->dbname : "");
 	}
 	*out = &s->base;
 	return LKC_OK;

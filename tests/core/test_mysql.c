@@ -2,6 +2,7 @@
 #include "t.h"
 
 #ifdef HAVE_LOCK_MYSQL
+#include "../../ext/core/lkc_mysql_int.h"
 
 /* The names the README's SQL expression gives (checked against MariaDB 10.11's SHA2()). */
 static void name_matches_documented_hash(void)
@@ -104,7 +105,62 @@ static void table_store_config(void)
 	lkc_my_config_free(&cfg);
 }
 
+/* The pool key of a persistent store with these credentials (malloc'd), or NULL. */
+static char *pool_key_of(const char *user, const char *password, const char *dbname, size_t *len)
+{
+	lkc_my_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+	char *key = NULL;
+
+	lkc_my_config_init(&cfg);
+	cfg.host = copy("127.0.0.1");
+	cfg.user = user ? copy(user) : NULL;
+	cfg.password = password ? copy(password) : NULL;
+	cfg.dbname = dbname ? copy(dbname) : NULL;
+	cfg.persistent = 1;
+	lkc_err_clear(&err);
+	if (lkc_my_open(&store, &cfg, &err) == LKC_OK) {
+		const lkc_my_store *s = (const lkc_my_store *) store;
+
+		key = malloc(s->pool_key_len);
+		if (key != NULL) {
+			memcpy(key, s->pool_key, s->pool_key_len);
+			*len = s->pool_key_len;
+		}
+		lkc_store_release(store);
+	}
+	lkc_my_config_free(&cfg);
+	return key;
+}
+
+/* Pooled sessions are keyed by their whole identity: no two sets of credentials make one key. */
+static void pool_keys_keep_identities_apart(void)
+{
+	static const char *const sets[][3] = {
+		{ "alice\nx", "shop", "db" }, { "alice", "x\nshop", "db" }, { "alice", "x", "shop\ndb" },
+		{ NULL, "pw", "db" }, { "", "pw", "db" }, { "u", NULL, "db" }, { "u", "", "db" }, { "u", "pw", NULL }, { "u", "pw", "" },
+	};
+	size_t n = sizeof(sets) / sizeof(sets[0]);
+	char *keys[sizeof(sets) / sizeof(sets[0])];
+	size_t lens[sizeof(sets) / sizeof(sets[0])];
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = pool_key_of(sets[i][0], sets[i][1], sets[i][2], &lens[i]);
+		CHECK(keys[i] != NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i + 1; j < n; j++) {
+			CHECK(keys[i] == NULL || keys[j] == NULL || lens[i] != lens[j] || memcmp(keys[i], keys[j], lens[i]) != 0);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(keys[i]);
+	}
+}
+
 TEST_MAIN(
+	T(pool_keys_keep_identities_apart),
 	T(name_matches_documented_hash),
 	T(names_fit_and_keep_case_apart),
 	T(prefix_boundary_and_binary),
