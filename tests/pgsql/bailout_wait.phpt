@@ -1,5 +1,5 @@
 --TEST--
-pgsql: a blocking wait cut short by a fatal error in a signal handler leaves nothing queued on the server: the worker's next request, and every other process, finds the resource free once its holder lets go (php -S worker, with and without persistent)
+pgsql: a blocking wait cut short by a fatal error in a signal handler leaves nothing queued on the server: the worker's next request, and every other process, finds the resource free once its holder lets go (php -S worker, with and without persistent; session and table mode)
 --EXTENSIONS--
 lock
 pcntl
@@ -24,7 +24,8 @@ if ($_GET['action'] === 'pid') {
     echo getmypid();
     return true;
 }
-$store = new Lock\Store\PostgresStore($_GET['dsn'], ['prefix' => $_GET['prefix'], 'persistent' => $_GET['persistent'] === '1']);
+$store = new Lock\Store\PostgresStore($_GET['dsn'], ['prefix' => $_GET['prefix'], 'persistent' => $_GET['persistent'] === '1',
+    'holds' => $_GET['holds']]);
 $lock = new Lock\Lock('b', $store);
 if ($_GET['action'] === 'wait') {
     pcntl_async_signals(true);
@@ -98,7 +99,7 @@ foreach (['0', '1'] as $persistent) {
     echo "-- persistent=$persistent\n";
     $port = web_start($dir);
     $workerPid = (int) web_read(web_send($port, ['action' => 'pid']));
-    $params = ['dsn' => $dsn, 'prefix' => $prefix, 'persistent' => $persistent];
+    $params = ['dsn' => $dsn, 'prefix' => $prefix, 'persistent' => $persistent, 'holds' => 'session'];
     $holder = new Lock\Lock('b', $store);
     var_dump($holder->acquire());
     $holderPid = lock_test_pgsql_holders($prefix, 'b')[0];
@@ -120,6 +121,52 @@ foreach (['0', '1'] as $persistent) {
     echo web_read(web_send($port, $params + ['action' => 'try']));
     var_dump(key_locks($key));
 }
+
+echo "-- table mode\n";
+/** The local ports of the TCP connections that process $pid has open to the server. */
+function pg_sockets(int $pid, int $pgPort): array
+{
+    $inodes = [];
+    foreach (glob("/proc/$pid/fd/*") as $fd) {
+        if (preg_match('/^socket:\[(\d+)\]$/', (string) @readlink($fd), $m)) {
+            $inodes[$m[1]] = true;
+        }
+    }
+    $ports = [];
+    foreach (['/proc/net/tcp', '/proc/net/tcp6'] as $file) {
+        foreach (array_slice(file($file), 1) as $line) {
+            $c = preg_split('/\s+/', trim($line));
+            if (isset($inodes[$c[9]]) && hexdec(substr($c[2], strrpos($c[2], ':') + 1)) === $pgPort) {
+                $ports[] = hexdec(substr($c[1], strrpos($c[1], ':') + 1));
+            }
+        }
+    }
+    return $ports;
+}
+
+// A table-mode waiter sleeps between its takes on a LISTENing connection of its own,
+// after asking how long the holder's row has left.
+$table = lock_test_pgsql_table_store(['prefix' => $prefix]);
+$pgPort = lock_test_pgsql_parts()[1];
+$port = web_start($dir);
+$workerPid = (int) web_read(web_send($port, ['action' => 'pid']));
+$params = ['dsn' => $dsn, 'prefix' => $prefix, 'persistent' => '0', 'holds' => 'table'];
+$holder = new Lock\Lock('b', $table);
+var_dump($holder->acquire());
+$waiting = web_send($port, $params + ['action' => 'wait']);
+lock_test_wait_until(static function () use ($workerPid, $pgPort): bool {
+    $ports = pg_sockets($workerPid, $pgPort);
+    return count($ports) === 1 && lock_test_pgsql_sql("SELECT count(*) FROM pg_stat_activity WHERE client_port = $ports[0]"
+        . " AND state = 'idle' AND query LIKE 'SELECT CASE WHEN expires_at IS NULL THEN -1%'") === '1';
+}, 60.0, 'the worker to wait');
+posix_kill($workerPid, SIGUSR1);
+$body = web_read($waiting);
+echo str_contains($body, 'fatal in a signal handler') ? "the request died of the fatal error\n" : "unexpected answer: $body\n";
+// Its connection went with the request, not left open in the worker for ever.
+lock_test_wait_until(static fn (): bool => pg_sockets($workerPid, $pgPort) === [], 30.0, 'the dead request\'s connection to close');
+$holder->release();
+echo web_read(web_send($port, $params + ['action' => 'try']));
+var_dump($table->isLocked('b'), pg_sockets($workerPid, $pgPort));
 ?>
 --EXPECT--
 -- persistent=0
@@ -134,5 +181,12 @@ bool(true)
 the request died of the fatal error
 bool(true)
 acquired=true
+array(0) {
+}
+-- table mode
+bool(true)
+the request died of the fatal error
+acquired=true
+bool(false)
 array(0) {
 }
