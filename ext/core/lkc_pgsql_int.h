@@ -82,8 +82,8 @@ lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err);
 void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c);
 /*
  * Runs sql (several statements when nparams is 0) and sets *out to the last
- * statement's result; LKC_ERR_IO means the connection is broken (the caller
- * closes it). See lkc_pgsql.c.
+ * statement's result; LKC_ERR_IO means the connection is broken, or the
+ * statement timed out and was cancelled (the caller closes it). See lkc_pgsql.c.
  */
 lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
 	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err);
