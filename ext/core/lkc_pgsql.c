@@ -34,9 +34,12 @@
 #include <limits.h>
 #include <netdb.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lkc_pgsql_int.h"
@@ -96,15 +99,139 @@ static void lkc_pg_quiet(void *arg, const char *message)
 }
 
 /*
+ * PQcancel() within a deadline. It opens a connection of its own and waits for
+ * the server to close it, with no bound of its own (a server that accepts and
+ * never answers keeps it for ever): a thread of ours sends it, and the caller
+ * waits for it no longer than it may. A thread still sending at the deadline is
+ * left to finish: whichever of the two lets go of the job last frees it.
+ */
+typedef struct {
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;
+	int refs;                  /* the caller and the thread, under mutex */
+	int done;
+	int ok;
+	PGcancel *cancel;
+} lkc_pg_cancel_job;
+
+/* Drops one reference to job (its mutex held); the last frees it. */
+static void lkc_pg_cancel_unref(lkc_pg_cancel_job *job)
+{
+	int last = --job->refs == 0;
+
+	pthread_mutex_unlock(&job->mutex);
+	if (last) {
+		PQfreeCancel(job->cancel);
+		pthread_cond_destroy(&job->cond);
+		pthread_mutex_destroy(&job->mutex);
+		free(job);
+	}
+}
+
+static void *lkc_pg_cancel_thread(void *arg)
+{
+	lkc_pg_cancel_job *job = arg;
+	char buf[256];
+	int ok = PQcancel(job->cancel, buf, sizeof(buf));
+
+	pthread_mutex_lock(&job->mutex);
+	job->ok = ok;
+	job->done = 1;
+	pthread_cond_signal(&job->cond);
+	lkc_pg_cancel_unref(job);
+	return NULL;
+}
+
+/*
+ * Asks the server to cancel the statement under way on c, waiting for the
+ * request to be delivered until deadline at most: 1 delivered, 0 not. The
+ * statement's answer still comes on c: it ends cancelled, or it finished first.
+ */
+static int lkc_pg_cancel(lkc_pg_conn *c, uint64_t deadline)
+{
+	pthread_condattr_t cattr;
+	pthread_attr_t tattr;
+	pthread_t thread;
+	sigset_t all, caller;
+	lkc_pg_cancel_job *job;
+	int ok;
+
+	c->cancelled = 1;
+	job = calloc(1, sizeof(*job));
+	if (job == NULL) {
+		return 0;
+	}
+	job->cancel = PQgetCancel(c->pg);
+	if (job->cancel == NULL) {
+		free(job);
+		return 0;
+	}
+	job->refs = 2;
+	pthread_mutex_init(&job->mutex, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&job->cond, &cattr);
+	pthread_condattr_destroy(&cattr);
+	pthread_attr_init(&tattr);
+	pthread_attr_setdetachstate(&tattr, PTHREAD_CREATE_DETACHED);
+	/* The host's signals stay the caller's: the thread starts with them all blocked. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &caller);
+	ok = pthread_create(&thread, &tattr, lkc_pg_cancel_thread, job) == 0;
+	pthread_sigmask(SIG_SETMASK, &caller, NULL);
+	pthread_attr_destroy(&tattr);
+	pthread_mutex_lock(&job->mutex);
+	if (!ok) {
+		/* No thread to spare: sent from here, unbounded, as PQcancel() alone would. */
+		char buf[256];
+
+		job->refs = 1;
+		job->ok = PQcancel(job->cancel, buf, sizeof(buf));
+		job->done = 1;
+	}
+	while (!job->done && lkc_now_ns() < deadline) {
+		struct timespec ts;
+
+		ts.tv_sec = (time_t) (deadline / 1000000000u);
+		ts.tv_nsec = (long) (deadline % 1000000000u);
+		pthread_cond_timedwait(&job->cond, &job->mutex, &ts);
+	}
+	ok = job->done && job->ok;
+	lkc_pg_cancel_unref(job);
+	return ok;
+}
+
+/* Takes c off its store's list of connections lent out, if it is on it. */
+static void lkc_pg_unlend(lkc_pg_conn *c)
+{
+	if (c->out_head == NULL) {
+		return;
+	}
+	if (c->out_prev != NULL) {
+		c->out_prev->out_next = c->out_next;
+	} else {
+		*c->out_head = c->out_next;
+	}
+	if (c->out_next != NULL) {
+		c->out_next->out_prev = c->out_prev;
+	}
+	c->out_head = NULL;
+	c->out_prev = c->out_next = NULL;
+}
+
+/*
  * Closes a connection. One a parent process opened is closed on our side only:
  * its socket is pointed at /dev/null first, so that libpq's goodbye never reaches
- * the parent's session.
+ * the parent's session. A statement of ours still under way is cancelled first:
+ * the server notices a closed connection only when it next talks to it, and
+ * would run the statement on (a lock wait, granted later to a session nobody has).
  */
 void lkc_pg_conn_close(lkc_pg_conn *c)
 {
 	if (c == NULL) {
 		return;
 	}
+	lkc_pg_unlend(c);
 	if (c->pid != lkc_pid()) {
 		int fd = PQsocket(c->pg);
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -115,7 +242,10 @@ void lkc_pg_conn_close(lkc_pg_conn *c)
 		if (null >= 0) {
 			close(null);
 		}
+	} else if (!c->cancelled && PQtransactionStatus(c->pg) == PQTRANS_ACTIVE) {
+		lkc_pg_cancel(c, lkc_now_ns() + (uint64_t) c->timeout_ms * 1000000u);
 	}
+	PQclear(c->keep);
 	PQfinish(c->pg);
 	free(c);
 }
@@ -352,6 +482,7 @@ static lkc_rc lkc_pg_connect(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 	}
 	c->pg = pg;
 	c->pid = lkc_pid();
+	c->timeout_ms = s->timeout_ms;
 	*out = c;
 	return LKC_OK;
 }
@@ -389,9 +520,24 @@ static int lkc_pg_reusable_any(void *c)
 /* The process's idle sessions of persistent stores, each under its store's pool_key. */
 static lkc_pool lkc_pg_pool = LKC_POOL_INIT(lkc_pg_reusable_any, lkc_pg_unpool, LKC_PG_POOL_MAX);
 
+/* Puts c on s's list of connections lent out. */
+static void lkc_pg_lend(lkc_pg_store *s, lkc_pg_conn *c)
+{
+	c->out_head = &s->out;
+	c->out_prev = NULL;
+	c->out_next = s->out;
+	if (s->out != NULL) {
+		s->out->out_prev = c;
+	}
+	s->out = c;
+}
+
 /* A session for one hold or one request: an idle one of the store or the process, or a new one. */
 lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 {
+	lkc_rc rc = LKC_OK;
+
+	*out = NULL;
 	while (s->idle != NULL) {
 		lkc_pg_conn *c = s->idle;
 
@@ -400,14 +546,21 @@ lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 		c->next = NULL;
 		if (lkc_pg_reusable(c)) {
 			*out = c;
-			return LKC_OK;
+			break;
 		}
 		lkc_pg_conn_close(c);
 	}
-	if (s->persistent && (*out = lkc_pool_take(&lkc_pg_pool, s->pool_key, strlen(s->pool_key))) != NULL) {
-		return LKC_OK;
+	if (*out == NULL && s->persistent) {
+		*out = lkc_pool_take(&lkc_pg_pool, s->pool_key, strlen(s->pool_key));
 	}
-	return lkc_pg_connect(s, out, err);
+	if (*out == NULL) {
+		rc = lkc_pg_connect(s, out, err);
+	}
+	if (rc == LKC_OK) {
+		(*out)->timeout_ms = s->timeout_ms;
+		lkc_pg_lend(s, *out);
+	}
+	return rc;
 }
 
 /* Gives a session that holds nothing back for reuse, or closes it. */
@@ -416,6 +569,7 @@ void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c)
 	if (c == NULL) {
 		return;
 	}
+	lkc_pg_unlend(c);
 	if (!lkc_pg_reusable(c) || s->nidle >= LKC_PG_IDLE_MAX) {
 		lkc_pg_conn_close(c);
 		return;
@@ -456,20 +610,28 @@ static lkc_rc lkc_pg_result_error(lkc_pg_store *s, lkc_pg_conn *c, const PGresul
  * statement's result, or to the first failed one's. A wait on the server is
  * allowed until deadline; when abortable, a signal the host wants handled
  * cancels the statement and the answer is LKC_INTERRUPTED unless the statement
- * finished first. LKC_ERR_IO means the connection is broken (the caller closes it).
+ * finished first. A statement still running at deadline is cancelled too, and
+ * its end awaited (one more store timeout at most) before the answer is a
+ * timeout: what it did is then done, and whatever the caller does next to
+ * settle it (a clean-up, a check) comes after it, not before. LKC_ERR_IO means
+ * the connection is broken or timed out (the caller closes it).
  */
 lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
 	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err)
 {
-	PGresult *keep = NULL;
+	PGresult *keep;
 	PGresult *res;
-	int cancelled = 0;
+	int interrupted = 0;
+	int late = 0;
 	int sent;
 
 	*out = NULL;
 	s->timed_out = 0;
 	s->session_changed = 0;
 	s->sqlstate[0] = '\0';
+	c->cancelled = 0;
+	PQclear(c->keep);
+	c->keep = NULL;
 	sent = nparams > 0 ? PQsendQueryParams(c->pg, sql, nparams, NULL, params, NULL, NULL, 0) : PQsendQuery(c->pg, sql);
 	if (!sent) {
 		char line[256];
@@ -477,27 +639,33 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 		lkc_pg_first_line(line, sizeof(line), PQerrorMessage(c->pg));
 		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: connection lost: %s", s->endpoint, line);
 	}
+	/*
+	 * The answers gathered so far live in c, not here: a bailout out of the wait
+	 * (a fatal error in a signal handler) leaves them to lkc_pg_conn_close().
+	 */
 	for (;;) {
 		while (PQisBusy(c->pg)) {
-			int ready = lkc_pg_wait_fd(PQsocket(c->pg), POLLIN, deadline, abortable && !cancelled);
+			int ready = lkc_pg_wait_fd(PQsocket(c->pg), POLLIN, deadline, abortable && !c->cancelled);
 
 			if (ready == -2) {
-				PGcancel *cancel = PQgetCancel(c->pg);
-				char buf[256];
-
 				/* The answer still comes: the statement ends cancelled, or it finished first. */
-				cancelled = 1;
-				if (cancel == NULL || !PQcancel(cancel, buf, sizeof(buf))) {
-					PQfreeCancel(cancel);
-					PQclear(keep);
+				interrupted = 1;
+				/* The cancel and the answer share one more timeout. */
+				deadline = lkc_pg_deadline(s);
+				if (!lkc_pg_cancel(c, deadline)) {
 					return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: cannot cancel a wait", s->endpoint);
 				}
-				PQfreeCancel(cancel);
-				deadline = lkc_now_ns() + (uint64_t) s->timeout_ms * 1000000u;
 				continue;
 			}
 			if (ready == 0) {
-				PQclear(keep);
+				if (!c->cancelled) {
+					/* Until the statement ends, what it does is not known: it is cancelled, and its end awaited. */
+					late = 1;
+					deadline = lkc_pg_deadline(s);
+					if (lkc_pg_cancel(c, deadline)) {
+						continue;
+					}
+				}
 				s->timed_out = 1;
 				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: no answer within %" PRId64 " ms",
 					s->endpoint, s->timeout_ms);
@@ -505,7 +673,6 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 			if (ready < 0 || !PQconsumeInput(c->pg)) {
 				char line[256];
 
-				PQclear(keep);
 				lkc_pg_first_line(line, sizeof(line), PQerrorMessage(c->pg));
 				return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: connection lost: %s", s->endpoint, line);
 			}
@@ -514,13 +681,22 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 		if (res == NULL) {
 			break;
 		}
-		if (keep != NULL && PQresultStatus(keep) == PGRES_FATAL_ERROR) {
+		if (c->keep != NULL && PQresultStatus(c->keep) == PGRES_FATAL_ERROR) {
 			/* The first failure is the answer: what follows it was skipped. */
 			PQclear(res);
 			continue;
 		}
+		PQclear(c->keep);
+		c->keep = res;
+	}
+	keep = c->keep;
+	c->keep = NULL;
+	if (late) {
+		/* It ended, cancelled or done: the caller learns it timed out, and settles what it may have done. */
 		PQclear(keep);
-		keep = res;
+		s->timed_out = 1;
+		return lkc_err_set(err, LKC_ERR_IO, "PostgreSQL at %s: no answer within %" PRId64 " ms",
+			s->endpoint, s->timeout_ms);
 	}
 	if (keep == NULL) {
 		return lkc_pg_result_error(s, c, NULL, err);
@@ -529,7 +705,7 @@ lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams
 		const char *state = PQresultErrorField(keep, PG_DIAG_SQLSTATE);
 		lkc_rc rc;
 
-		if (cancelled && state != NULL && strcmp(state, "57014") == 0) {
+		if (interrupted && state != NULL && strcmp(state, "57014") == 0) {
 			PQclear(keep);
 			return LKC_INTERRUPTED;
 		}
@@ -1114,6 +1290,10 @@ void lkc_pg_destroy(lkc_store *store)
 {
 	lkc_pg_store *s = (lkc_pg_store *) store;
 
+	/* Lent out and never given back: a bailout left them, perhaps mid-statement (cancelled as they close). */
+	while (s->out != NULL) {
+		lkc_pg_conn_close(s->out);
+	}
 	while (s->idle != NULL) {
 		lkc_pg_conn *c = s->idle;
 

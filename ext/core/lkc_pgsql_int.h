@@ -21,7 +21,14 @@ typedef struct lkc_pg_conn {
 	PGconn *pg;
 	pid_t pid;                   /* the process that opened it: a forked child never uses it */
 	long backend;                /* the server's pg_backend_pid() its first reporting statement saw, 0 before */
+	int64_t timeout_ms;          /* its store's timeout: what a cancel of its statement may take */
+	int cancelled;               /* the statement under way was sent a cancel, or could not be */
+	PGresult *keep;              /* the answer lkc_pg_exec keeps while the statement's later ones come */
 	struct lkc_pg_conn *next;    /* in an idle list */
+	/* In its store's list of connections lent out (s->out), while out_head is set. */
+	struct lkc_pg_conn **out_head;
+	struct lkc_pg_conn *out_prev;
+	struct lkc_pg_conn *out_next;
 } lkc_pg_conn;
 
 /* The table mode's own state (lkc_pgsql_table.c). */
@@ -44,6 +51,13 @@ typedef struct {
 	int persistent;
 	lkc_pg_conn *idle;
 	unsigned nidle;
+	/*
+	 * Connections lent out by lkc_pg_get and not yet put back or closed: a hold's
+	 * session, a statement's. One a bailout left behind (a fatal error in a signal
+	 * handler the host ran while we waited) is known here only: the store's end
+	 * cancels what it still runs and closes it.
+	 */
+	lkc_pg_conn *out;
 	int fencing_table;           /* the fencing table is known to exist */
 	int timed_out;               /* the last statement got no answer in time (its connection was given up) */
 	int session_changed;         /* the last statement ran on another server session (its connection was given up) */
@@ -51,7 +65,11 @@ typedef struct {
 	lkc_pg_table *table;         /* table mode: the holds' table; NULL in session mode */
 } lkc_pg_store;
 
-/* Closes a connection; one of a parent process is let go of on our side only. */
+/*
+ * Closes a connection; one of a parent process is let go of on our side only.
+ * A statement still under way on it is cancelled first: the server would
+ * otherwise run it to its end (a lock wait, granted later to nobody).
+ */
 void lkc_pg_conn_close(lkc_pg_conn *c);
 /*
  * Waits until fd is ready for events or deadline passes: 1 ready, 0 timed out,
@@ -64,8 +82,8 @@ lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err);
 void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c);
 /*
  * Runs sql (several statements when nparams is 0) and sets *out to the last
- * statement's result; LKC_ERR_IO means the connection is broken (the caller
- * closes it). See lkc_pgsql.c.
+ * statement's result; LKC_ERR_IO means the connection is broken, or the
+ * statement timed out and was cancelled (the caller closes it). See lkc_pgsql.c.
  */
 lkc_rc lkc_pg_exec(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int nparams,
 	const char *const *params, uint64_t deadline, int abortable, PGresult **out, lkc_err *err);
