@@ -551,7 +551,7 @@ lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err)
 		lkc_pg_conn_close(c);
 	}
 	if (*out == NULL && s->persistent) {
-		*out = lkc_pool_take(&lkc_pg_pool, s->pool_key, strlen(s->pool_key));
+		*out = lkc_pool_take(&lkc_pg_pool, s->pool_key, s->pool_key_len);
 	}
 	if (*out == NULL) {
 		rc = lkc_pg_connect(s, out, err);
@@ -1300,7 +1300,7 @@ void lkc_pg_destroy(lkc_store *store)
 		s->idle = c->next;
 		c->next = NULL;
 		if (s->persistent) {
-			lkc_pool_put(&lkc_pg_pool, s->pool_key, strlen(s->pool_key), c);
+			lkc_pool_put(&lkc_pg_pool, s->pool_key, s->pool_key_len, c);
 		} else {
 			lkc_pg_conn_close(c);
 		}
@@ -1315,7 +1315,7 @@ void lkc_pg_destroy(lkc_store *store)
 	free(s->dbname);
 	free(s->endpoint);
 	if (s->pool_key != NULL) {
-		memset(s->pool_key, 0, strlen(s->pool_key));
+		memset(s->pool_key, 0, s->pool_key_len);
 	}
 	free(s->pool_key);
 	free(s->prefix);
@@ -1405,15 +1405,19 @@ lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err)
 	s->keys[n] = "keepalives"; s->values[n++] = "1";
 	s->keys[n] = NULL; s->values[n] = NULL;
 	if (s->persistent) {
-		len = strlen(s->host) + strlen(s->port) + (s->user ? strlen(s->user) : 0)
-			+ (s->password ? strlen(s->password) : 0) + (s->dbname ? strlen(s->dbname) : 0) + 8;
-		s->pool_key = malloc(len);
+		/* The whole identity of a session: where, as whom (unset and empty differ), in which database. */
+		const char *parts[8] = { s->host, s->port, s->user ? "+" : "-", s->user ? s->user : "",
+			s->password ? "+" : "-", s->password ? s->password : "", s->dbname ? "+" : "-", s->dbname ? s->dbname : "" };
+		size_t lens[8];
+
+		for (int i = 0; i < 8; i++) {
+			lens[i] = strlen(parts[i]);
+		}
+		s->pool_key = lkc_pool_key(8, parts, lens, &s->pool_key_len);
 		if (s->pool_key == NULL) {
 			lkc_pg_destroy(&s->base);
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 		}
-		snprintf(s->pool_key, len, "%s\n%s\n%s\n%s\n%s", s->host, s->port, s->user ? s->user : "",
-			s->password ? s->password : "", s->dbname ? s->dbname : "");
 	}
 	if (cfg->table_holds) {
 		lkc_rc rc = lkc_pg_table_setup(s, cfg->table != NULL ? cfg->table : LKC_PG_TABLE_DEFAULT, err);

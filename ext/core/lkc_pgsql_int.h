@@ -44,7 +44,8 @@ typedef struct {
 	char *password;
 	char *dbname;
 	char *endpoint;              /* "host:port" or the socket directory, for messages */
-	char *pool_key;              /* what a persistent connection must match to be reused */
+	char *pool_key;              /* what a persistent connection must match to be reused (lkc_pool_key) */
+	size_t pool_key_len;
 	unsigned char *prefix;
 	size_t prefix_len;
 	int64_t timeout_ms;

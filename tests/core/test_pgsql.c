@@ -2,6 +2,7 @@
 #include "t.h"
 
 #ifdef HAVE_LOCK_PGSQL
+#include "../../ext/core/lkc_pgsql_int.h"
 
 /* The keys the README's SQL expression gives (checked against PostgreSQL 15's sha256()). */
 static void key_matches_documented_hash(void)
@@ -66,7 +67,73 @@ static void table_names(void)
 	CHECK(lkc_pg_table_name_check(name, 127));
 }
 
+/* A malloc'd copy (strdup is not C11). */
+static char *copy(const char *s)
+{
+	char *out = malloc(strlen(s) + 1);
+
+	if (out != NULL) {
+		memcpy(out, s, strlen(s) + 1);
+	}
+	return out;
+}
+
+/* The pool key of a persistent store with these credentials (malloc'd), or NULL. */
+static char *pool_key_of(const char *user, const char *password, const char *dbname, size_t *len)
+{
+	lkc_pg_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+	char *key = NULL;
+
+	lkc_pg_config_init(&cfg);
+	cfg.host = copy("127.0.0.1");
+	cfg.user = user ? copy(user) : NULL;
+	cfg.password = password ? copy(password) : NULL;
+	cfg.dbname = dbname ? copy(dbname) : NULL;
+	cfg.persistent = 1;
+	lkc_err_clear(&err);
+	if (lkc_pg_open(&store, &cfg, &err) == LKC_OK) {
+		const lkc_pg_store *s = (const lkc_pg_store *) store;
+
+		key = malloc(s->pool_key_len);
+		if (key != NULL) {
+			memcpy(key, s->pool_key, s->pool_key_len);
+			*len = s->pool_key_len;
+		}
+		lkc_store_release(store);
+	}
+	lkc_pg_config_free(&cfg);
+	return key;
+}
+
+/* Pooled sessions are keyed by their whole identity: no two sets of credentials make one key. */
+static void pool_keys_keep_identities_apart(void)
+{
+	static const char *const sets[][3] = {
+		{ "alice\nx", "shop", "db" }, { "alice", "x\nshop", "db" }, { "alice", "x", "shop\ndb" },
+		{ NULL, "pw", "db" }, { "", "pw", "db" }, { "u", NULL, "db" }, { "u", "", "db" }, { "u", "pw", NULL }, { "u", "pw", "" },
+	};
+	size_t n = sizeof(sets) / sizeof(sets[0]);
+	char *keys[sizeof(sets) / sizeof(sets[0])];
+	size_t lens[sizeof(sets) / sizeof(sets[0])];
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i] = pool_key_of(sets[i][0], sets[i][1], sets[i][2], &lens[i]);
+		CHECK(keys[i] != NULL);
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i + 1; j < n; j++) {
+			CHECK(keys[i] == NULL || keys[j] == NULL || lens[i] != lens[j] || memcmp(keys[i], keys[j], lens[i]) != 0);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(keys[i]);
+	}
+}
+
 TEST_MAIN(
+	T(pool_keys_keep_identities_apart),
 	T(key_matches_documented_hash),
 	T(prefix_boundary_changes_the_key),
 	T(long_and_binary_resources),
