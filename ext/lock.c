@@ -7,6 +7,7 @@
 
 #include "php_ini.h"
 #include "ext/standard/info.h"
+#include "zend_smart_str.h"
 #include "zend_exceptions.h"
 #include "zend_interfaces.h"
 #include "zend_attributes.h"
@@ -136,35 +137,47 @@ static PHP_RSHUTDOWN_FUNCTION(lock)
 
 static PHP_MINFO_FUNCTION(lock)
 {
+	/* Every store by its class name, the built ones and those not built (with why), then the libraries. */
+	smart_str built = {0}, missing = {0};
+
+	smart_str_appends(&built, "FlockStore, SemaphoreStore, RedisStore");
+#ifdef HAVE_LOCK_PGSQL
+	smart_str_appends(&built, ", PostgresStore");
+#else
+	smart_str_appends(&missing, "PostgresStore (no libpq at build time)");
+#endif
+#ifdef HAVE_LOCK_MYSQL
+	smart_str_appends(&built, ", MysqlStore");
+#else
+	smart_str_appends(&missing, missing.s != NULL ? ", " : "");
+	smart_str_appends(&missing, "MysqlStore (no libmariadb at build time)");
+#endif
+#ifdef LKC_HAVE_MEMCACHED
+	smart_str_appends(&built, ", MemcachedStore");
+#else
+	smart_str_appends(&missing, missing.s != NULL ? ", " : "");
+	smart_str_appends(&missing, "MemcachedStore (no libmemcached at build time)");
+#endif
+	smart_str_0(&built);
+	smart_str_0(&missing);
 	php_info_print_table_start();
 	php_info_print_table_row(2, "lock support", "enabled");
 	php_info_print_table_row(2, "Version", PHP_LOCK_VERSION);
+	php_info_print_table_row(2, "Stores", ZSTR_VAL(built.s));
+	php_info_print_table_row(2, "Stores not built", missing.s != NULL ? ZSTR_VAL(missing.s) : "none");
 	php_info_print_table_row(2, "hiredis version", lkc_redis_hiredis_version());
 #ifdef HAVE_LOCK_PGSQL
 	php_info_print_table_row(2, "libpq version", lkc_pg_libpq_version());
-	php_info_print_table_row(2, "Stores", "flock, semaphore, redis, pgsql");
-	php_info_print_table_row(2, "Stores not built", "none");
-#else
-	php_info_print_table_row(2, "Stores", "flock, semaphore, redis");
-	php_info_print_table_row(2, "Stores not built", "pgsql (no libpq at build time)");
 #endif
-	/* --- MySQL store --- */
 #ifdef HAVE_LOCK_MYSQL
 	php_info_print_table_row(2, "libmariadb version", lkc_my_client_version());
-	php_info_print_table_row(2, "MySQL store", "built");
-#else
-	php_info_print_table_row(2, "MySQL store", "not built (no libmariadb at build time)");
 #endif
-	/* --- end MySQL store --- */
-	/* --- MemcachedStore --- */
 #ifdef LKC_HAVE_MEMCACHED
-	php_info_print_table_row(2, "MemcachedStore", "built");
 	php_info_print_table_row(2, "libmemcached version", lkc_memcached_version());
-#else
-	php_info_print_table_row(2, "MemcachedStore", "not built (no libmemcached at build time)");
 #endif
-	/* --- end MemcachedStore --- */
 	php_info_print_table_end();
+	smart_str_free(&built);
+	smart_str_free(&missing);
 	DISPLAY_INI_ENTRIES();
 }
 

@@ -28,7 +28,7 @@ var_dump($store);
 ob_start();
 phpinfo(INFO_MODULES);
 $info = ob_get_clean();
-var_dump(preg_match('/^MemcachedStore => built$/m', $info) === 1);
+var_dump(preg_match('/^Stores => .*\bMemcachedStore\b/m', $info) === 1);
 var_dump(preg_match('/^libmemcached version => \d+\.\d+\.\d+$/m', $info) === 1);
 ?>
 --EXPECTF--

@@ -17,7 +17,8 @@ var_dump($m[1] === phpversion('lock'));
 var_dump(preg_match('/^\d+\.\d+\.\d+/', phpversion('lock')) === 1);
 var_dump(preg_match('/^hiredis version => \d+\.\d+\.\d+$/mi', $section) === 1);
 var_dump(preg_match('/^Stores => (.*)$/mi', $section, $m) === 1);
-foreach (['flock', 'semaphore', 'redis'] as $store) {
+var_dump(preg_match('/^Stores not built => (none|\w+Store \(no [^)]+\)(, \w+Store \(no [^)]+\))*)$/mi', $section) === 1);
+foreach (['FlockStore', 'SemaphoreStore', 'RedisStore'] as $store) {
     echo $store, ': ', var_export(str_contains($m[1], $store), true), "\n";
 }
 // The INI entries are shown in the section too.
@@ -31,8 +32,9 @@ bool(true)
 bool(true)
 bool(true)
 bool(true)
-flock: true
-semaphore: true
-redis: true
+bool(true)
+FlockStore: true
+SemaphoreStore: true
+RedisStore: true
 bool(true)
 bool(true)
