@@ -1235,6 +1235,7 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 {
 	lkc_memcached_config cfg;
 	smart_str ns = {0};
+	size_t server_len;
 	lkc_err err;
 	zend_string *key;
 	zval *value;
@@ -1274,6 +1275,7 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 		}
 		efree(names);
 	}
+	server_len = ns.s != NULL ? ZSTR_LEN(ns.s) : 0;
 	smart_str_appendc(&ns, ' ');
 	smart_str_appendl(&ns, cfg.prefix != NULL ? cfg.prefix : "", cfg.prefix_len);
 	smart_str_0(&ns);
@@ -1284,7 +1286,7 @@ static bool php_lock_memcached_init(php_lock_store_obj *obj, zend_string *dsn, H
 		php_lock_throw(err.code, &err, NULL);
 		return false;
 	}
-	php_lock_store_set_ns(obj, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s), 0);
+	php_lock_store_set_ns(obj, ZSTR_VAL(ns.s), ZSTR_LEN(ns.s), server_len);
 	smart_str_free(&ns);
 	return true;
 }

@@ -1266,6 +1266,47 @@ static void lkc_mc_settle(lkc_store *store, lkc_hold *hold)
 	lkc_mc_io_end(s, &mask, prev);
 }
 
+/*
+ * What the one server of the store says it is (its pid and when it started, from
+ * "stats"), whatever name or address reached it. Over several servers the names
+ * place the keys (libketama): there only the list as spelled tells.
+ */
+static lkc_rc lkc_mc_server_id_io(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	lkc_mc_store *s = (lkc_mc_store *) store;
+	memcached_stat_st *stats;
+	memcached_return_t rc;
+	char text[64];
+
+	*id = NULL;
+	*len = 0;
+	if (s->cfg.nservers != 1) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "Memcached at %s: several servers have no one name", s->endpoints);
+	}
+	if (lkc_mc_conn(s, err) != LKC_OK) {
+		return err->code;
+	}
+	stats = memcached_stat(s->mc, NULL, &rc);
+	if (stats == NULL || rc != MEMCACHED_SUCCESS) {
+		memcached_stat_free(s->mc, stats);
+		return lkc_err_set(err, LKC_ERR_IO, "Memcached at %s: reading its stats: %s", s->endpoints, memcached_strerror(s->mc, rc));
+	}
+	*len = (size_t) snprintf(text, sizeof(text), "%lu %lu", (unsigned long) stats[0].pid,
+		(unsigned long) stats[0].time - (unsigned long) stats[0].uptime);
+	memcached_stat_free(s->mc, stats);
+	*id = malloc(*len + 1);
+	if (*id == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "Memcached at %s: out of memory", s->endpoints);
+	}
+	memcpy(*id, text, *len + 1);
+	return LKC_OK;
+}
+
+static lkc_rc lkc_mc_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_server_id_io(store, id, len, err));
+}
+
 static const lkc_store_ops lkc_mc_ops = {
 	.name = "memcached",
 	.caps = LKC_CAP_EXPIRY,
@@ -1280,6 +1321,7 @@ static const lkc_store_ops lkc_mc_ops = {
 	.fence = NULL,
 	.settle = lkc_mc_settle,
 	.wait_free = lkc_mc_wait_free,
+	.server_id = lkc_mc_server_id,
 };
 
 /*

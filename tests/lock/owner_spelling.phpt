@@ -1,5 +1,5 @@
 --TEST--
-Two lock objects with one owner conflict when their DSNs spell one server differently (127.0.0.1, localhost), on Redis and the MySQL and PostgreSQL table holds, and only then
+Two lock objects with one owner conflict when their DSNs spell one server differently (127.0.0.1, localhost), on Redis, memcached and the MySQL and PostgreSQL table holds, and only then
 --EXTENSIONS--
 lock
 --FILE--
@@ -8,6 +8,7 @@ require __DIR__ . '/../inc/common.inc';
 require __DIR__ . '/../inc/redis.inc';
 require __DIR__ . '/../inc/mysql.inc';
 require __DIR__ . '/../inc/pgsql.inc';
+require __DIR__ . '/../inc/memcached.inc';
 
 $port = (int) lock_test_env('LOCK_TEST_REDIS_PORT');
 $prefix = lock_test_prefix();
@@ -90,6 +91,22 @@ try {
 $first->release();
 var_dump($second->acquire());
 $second->release();
+
+echo "-- memcached, one server: two spellings\n";
+$mcPort = lock_test_env('LOCK_TEST_MEMCACHED_PORT');
+$resource = lock_test_resource('spelling');
+$first = new Lock\Lock($resource, new Lock\Store\MemcachedStore("memcached://127.0.0.1:$mcPort", ['prefix' => $prefix]), 30.0, true, 'job-7');
+$second = new Lock\Lock($resource, new Lock\Store\MemcachedStore("memcached://localhost:$mcPort", ['prefix' => $prefix]), 30.0, true, 'job-7');
+var_dump($first->acquire(), $second->acquire());
+try {
+    $second->acquire(true, 1.0);
+    echo "blocking: acquired\n";
+} catch (Lock\LockException $e) {
+    echo 'blocking: ', get_class($e), str_contains($e->getMessage(), 'same owner') ? ' (same owner)' : ': ' . $e->getMessage(), "\n";
+}
+$first->release();
+var_dump($second->acquire());
+$second->release();
 ?>
 --EXPECT--
 -- one server, two spellings
@@ -115,6 +132,11 @@ blocking: Lock\LockException (same owner)
 bool(true)
 bool(true)
 -- PostgreSQL table holds: one server, two spellings
+bool(true)
+bool(false)
+blocking: Lock\LockException (same owner)
+bool(true)
+-- memcached, one server: two spellings
 bool(true)
 bool(false)
 blocking: Lock\LockException (same owner)
