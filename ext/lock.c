@@ -135,29 +135,41 @@ static PHP_RSHUTDOWN_FUNCTION(lock)
 	return SUCCESS;
 }
 
+/* Adds a store's class name to the built list, or to the missing one with the library it lacked. */
+static void php_lock_info_store(smart_str *built, smart_str *missing, const char *name, bool is_built, const char *lib)
+{
+	smart_str *list = is_built ? built : missing;
+
+	if (list->s != NULL) {
+		smart_str_appends(list, ", ");
+	}
+	smart_str_appends(list, name);
+	if (!is_built) {
+		smart_str_append_printf(list, " (no %s at build time)", lib);
+	}
+}
+
 static PHP_MINFO_FUNCTION(lock)
 {
 	/* Every store by its class name, the built ones and those not built (with why), then the libraries. */
 	smart_str built = {0}, missing = {0};
+	bool pgsql = false, mysql = false, memcached = false;
 
-	smart_str_appends(&built, "FlockStore, SemaphoreStore, RedisStore");
 #ifdef HAVE_LOCK_PGSQL
-	smart_str_appends(&built, ", PostgresStore");
-#else
-	smart_str_appends(&missing, "PostgresStore (no libpq at build time)");
+	pgsql = true;
 #endif
 #ifdef HAVE_LOCK_MYSQL
-	smart_str_appends(&built, ", MysqlStore");
-#else
-	smart_str_appends(&missing, missing.s != NULL ? ", " : "");
-	smart_str_appends(&missing, "MysqlStore (no libmariadb at build time)");
+	mysql = true;
 #endif
 #ifdef LKC_HAVE_MEMCACHED
-	smart_str_appends(&built, ", MemcachedStore");
-#else
-	smart_str_appends(&missing, missing.s != NULL ? ", " : "");
-	smart_str_appends(&missing, "MemcachedStore (no libmemcached at build time)");
+	memcached = true;
 #endif
+	php_lock_info_store(&built, &missing, "FlockStore", true, NULL);
+	php_lock_info_store(&built, &missing, "SemaphoreStore", true, NULL);
+	php_lock_info_store(&built, &missing, "RedisStore", true, NULL);
+	php_lock_info_store(&built, &missing, "PostgresStore", pgsql, "libpq");
+	php_lock_info_store(&built, &missing, "MysqlStore", mysql, "libmariadb");
+	php_lock_info_store(&built, &missing, "MemcachedStore", memcached, "libmemcached");
 	smart_str_0(&built);
 	smart_str_0(&missing);
 	php_info_print_table_start();

@@ -53,4 +53,30 @@ typedef struct { const char *name; t_fn fn; } t_case;
 
 #define T(fn) { #fn, fn }
 
+/* Credentials (user, password, database; NULL: unset) that a store's pool keys must all keep apart. */
+#define T_POOL_IDENTITIES 9
+static inline const char *t_pool_identity(size_t i, size_t part)
+{
+	static const char *const sets[T_POOL_IDENTITIES][3] = {
+		{ "alice\nx", "shop", "db" }, { "alice", "x\nshop", "db" }, { "alice", "x", "shop\ndb" },
+		{ NULL, "pw", "db" }, { "", "pw", "db" }, { "u", NULL, "db" }, { "u", "", "db" }, { "u", "pw", NULL }, { "u", "pw", "" },
+	};
+
+	return sets[i][part];
+}
+
+/* Checks that each of the n keys was made and no two are the same bytes, then frees them. */
+static inline void t_check_distinct_keys(char **keys, const size_t *lens, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		CHECK(keys[i] != NULL);
+		for (size_t j = i + 1; j < n; j++) {
+			CHECK(keys[i] == NULL || keys[j] == NULL || lens[i] != lens[j] || memcmp(keys[i], keys[j], lens[i]) != 0);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		free(keys[i]);
+	}
+}
+
 #endif
