@@ -161,7 +161,8 @@ run() {
 		mount -t proc proc "$base/proc"
 		mount --rbind /sys "$base/sys"
 		mount --rbind /dev "$base/dev"
-		mount -t tmpfs -o mode=1777 tmpfs "$base/tmp"
+		# (A work tree under /tmp has its copy there: that /tmp stays.)
+		case "$src" in /tmp | /tmp/*) ;; *) mount -t tmpfs -o mode=1777 tmpfs "$base/tmp" ;; esac
 		if [ -d "$src/.test-run" ]; then mount --bind "$src/.test-run" "$base$src/.test-run"; fi
 		exec chroot "$base" /usr/bin/env -i "$@"
 	' php84-run "$base" "$src" "${vars[@]}" /bin/sh -c 'cd "$1" && shift && exec "$@"' php84-cd "$src" "$@"
