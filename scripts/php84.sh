@@ -69,7 +69,7 @@ host_mirror() {
 in_root() {
 	local dir=$1
 	shift
-	exec unshare --mount --propagation private -- bash -c '
+	unshare --mount --propagation private -- bash -c '
 		set -e
 		dir=$1
 		shift
