@@ -22,6 +22,8 @@ packages=(
 	# --- end MemcachedStore ---
 	# PostgresStore's pooler check: tests/pgsql/pgbouncer.phpt runs its own pgbouncer in transaction and session mode
 	pgbouncer
+	# the PHP 8.4 pass: a Debian 13 root made with debootstrap, the work tree copied in with rsync (scripts/php84.sh)
+	debootstrap rsync
 )
 
 # Prints the packages of the list that dpkg does not report as installed.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Starts or stops a PostgreSQL 15 of the tests' own: a throwaway cluster in DIR on a free
+# Starts or stops a PostgreSQL of the tests' own: a throwaway cluster in DIR on a free
 # loopback port, run as an unprivileged user when we are root (PostgreSQL refuses root).
+# The server is the one in LOCK_PG_BIN (a directory holding initdb, pg_ctl and psql), else
+# the one pg_config names, else the newest of /usr/lib/postgresql/*/bin.
 #
 #   scripts/pg-test-server.sh start DIR   creates and starts it; prints the DSN of role locktest (password Lt-pw-7d2f)
 #   scripts/pg-test-server.sh stop DIR    stops it at once (the tests' "server killed")
@@ -8,7 +10,25 @@
 #
 # TCP connections need the password (scram-sha-256); the unix socket in DIR/sock trusts.
 set -euo pipefail
-bin=/usr/lib/postgresql/15/bin
+
+# The bin directory of the PostgreSQL server to run, or nothing when none is installed.
+pg_bin() {
+	local d
+	if [ -n "${LOCK_PG_BIN:-}" ]; then
+		echo "$LOCK_PG_BIN"
+		return
+	fi
+	d=$(pg_config --bindir 2>/dev/null || true)
+	if [ -n "$d" ] && [ -x "$d/initdb" ]; then
+		echo "$d"
+		return
+	fi
+	# pg_config belongs to libpq-dev, whose version may not be the server's.
+	for d in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+		[ -x "$d/initdb" ] && { echo "$d"; return; }
+	done
+}
+bin=$(pg_bin)
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 start|stop|up DIR" >&2; exit 2; }
@@ -20,7 +40,7 @@ fi
 
 case "$cmd" in
 	start)
-		[ -x "$bin/initdb" ] || { echo "pg-test-server: $bin/initdb not found (install postgresql-15)" >&2; exit 1; }
+		[ -n "$bin" ] && [ -x "$bin/initdb" ] || { echo "pg-test-server: no PostgreSQL server found: no initdb in ${bin:-pg_config --bindir or /usr/lib/postgresql/*/bin} (install postgresql)" >&2; exit 1; }
 		mkdir -p "$dir"
 		dir="$(cd "$dir" && pwd)"
 		[ ${#as_owner[@]} -gt 0 ] && chown nobody:nogroup "$dir"

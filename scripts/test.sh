@@ -3,15 +3,17 @@
 # the generated and packaged files, runs the C core's unit tests under ASan/UBSan, a
 # short fuzzing run, the phpt suite against a redis-server of its own, the hostile,
 # security, fault, network and partition suites, the suites of the TLS, Sentinel and
-# Cluster servers it starts (scripts/redis-topology.sh), the framework adapters' PHPUnit
-# suites (adapters/test.sh), a short soak, and the phpt suite again under valgrind.
-# It prints each group's counts and ends with "N passed, N failed".
+# Cluster servers it starts (scripts/redis-topology.sh), the phpt suite again on PHP 8.4
+# (built with warnings as errors in a Debian 13 root, scripts/php84.sh), the framework
+# adapters' PHPUnit suites (adapters/test.sh), a short soak, and the phpt suite again under
+# valgrind. It prints each group's counts and ends with "N passed, N failed".
 #
 #   scripts/test.sh                 everything (what CI runs)
 #   scripts/test.sh --fast          without the valgrind pass
 #   LOCK_SOAK_SECONDS=1800 scripts/test.sh   with the long soak (scripts/soak.sh --long alone)
 #   scripts/test.sh tests/flock     only these phpt files or folders (no core tests, no checks)
 #   scripts/test.sh --valgrind tests/flock   the same, then again under valgrind
+#   scripts/test.sh --php84 tests/flock      the same, then again on PHP 8.4 (scripts/php84.sh)
 #   scripts/test.sh --key-audit ... also audits, through MONITOR, that every script run on
 #                                   the phpt suite's redis-server declares each key it
 #                                   touches (tests/tools/key_audit.c); the server is slower
@@ -21,18 +23,22 @@ cd "$root"
 
 valgrind=1
 key_audit=0
+php84=0
 only=()
 for arg in "$@"; do
 	case "$arg" in
 		--fast) valgrind=0 ;;
 		--valgrind) valgrind=2 ;;
 		--key-audit) key_audit=1 ;;
+		--php84) php84=1 ;;
 		-*) echo "test: unknown flag $arg" >&2; exit 2 ;;
 		*) only+=("$arg") ;;
 	esac
 done
 # Given paths, the valgrind pass runs only when asked for (--valgrind), over those paths.
 [ ${#only[@]} -gt 0 ] && [ "$valgrind" = 1 ] && valgrind=0
+# Without paths (what CI runs), the PHP 8.4 pass always runs.
+[ ${#only[@]} -eq 0 ] && php84=1
 
 work="$root/.test-run"
 # A PostgreSQL an earlier run left (killed before its clean-up) goes before its directory does.
@@ -69,7 +75,13 @@ check() {
 }
 
 redis_pid=""
+php84_pid=""
 cleanup() {
+	# A PHP 8.4 root or build still going (the command ends early): its process group goes.
+	if [ -n "$php84_pid" ] && kill -0 "$php84_pid" 2>/dev/null; then
+		kill -- -"$php84_pid" 2>/dev/null
+		wait "$php84_pid" 2>/dev/null
+	fi
 	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
 		kill "$redis_pid" 2>/dev/null
 		wait "$redis_pid" 2>/dev/null
@@ -91,6 +103,13 @@ trap cleanup EXIT
 # SemaphoreStore's sets (key prefix 0xa7) owned by this user, one key a line; compared at the end.
 sem_sets() { ipcs -s 2>/dev/null | awk -v u="$(id -un)" '$3 == u && $5 == 6 && tolower($1) ~ /^0xa7/ { print $1 }' | sort; }
 sem_before=$(sem_sets)
+# The PHP 8.4 root and build (scripts/php84.sh) go on beside the groups before theirs, in a
+# process group of their own: the first run on a machine makes the root then (about 9
+# minutes, mostly downloading); later runs rebuild what changed, in seconds.
+if [ "$php84" = 1 ]; then
+	setsid "$root/scripts/php84.sh" build >"$work/php84-build.log" 2>&1 &
+	php84_pid=$!
+fi
 if ! "$root/scripts/build.sh" --dev >"$work/build.log" 2>&1; then
 	cat "$work/build.log" >&2
 	echo "0 passed, 1 failed"
@@ -207,7 +226,7 @@ else
 	tail -n 20 "$work/topology.log" >&2
 	record "redis topology (TLS, Sentinel, Cluster)" 0 1 0
 fi
-# A PostgreSQL 15 of our own (initdb in $work/pgsql, a free loopback port, run as nobody when
+# A PostgreSQL of our own (initdb in $work/pgsql, a free loopback port, run as nobody when
 # we are root), for the PostgresStore tests; stopped by cleanup.
 if pg_dsn=$("$root/scripts/pg-test-server.sh" start "$work/pgsql" 2>"$work/pgsql-start.log"); then
 	export LOCK_TEST_PGSQL_DSN=$pg_dsn
@@ -241,22 +260,54 @@ if ! grep -q '^{ return false; // lock: never retried$' "$work/run-tests.php"; t
 	exit 1
 fi
 
-# Runs phpt files or folders and records their counts as group $1: run_phpt NAME [-m] [--jobs N] TARGET...
+# The PHP 8.4 pass: waits for the extension's build in the Debian 13 root (made on the
+# first run, then reused; scripts/php84.sh) with warnings as errors, and makes that PHP's
+# run-tests.php never retry. The root's copy of the work tree sits at the work tree's path
+# with .test-run mounted in it, so the phpt run there reaches this command's servers by
+# the same LOCK_TEST_*.
+php84_ready=0
+php84_prepare() {
+	local start=$SECONDS status
+	wait "$php84_pid"
+	status=$?
+	php84_pid=""
+	if [ "$status" -ne 0 ]; then
+		echo "test: the PHP 8.4 build failed ($work/php84-build.log):" >&2
+		tail -n 40 "$work/php84-build.log" >&2
+		record "build (PHP 8.4, Debian 13)" 0 1 0
+		return
+	fi
+	local php84_root
+	php84_root=$("$root/scripts/php84.sh" root 2>>"$work/php84-build.log")
+	sed '/^function error_may_be_retried(/,/^}/{s/^{$/{ return false; \/\/ lock: never retried/}' \
+		"$php84_root$root/run-tests.php" >"$work/run-tests-php84.php"
+	if ! grep -q '^{ return false; // lock: never retried$' "$work/run-tests-php84.php"; then
+		echo "test: cannot turn off PHP 8.4 run-tests.php's retries (its error_may_be_retried() changed)" >&2
+		record "build (PHP 8.4, Debian 13)" 0 1 0
+		return
+	fi
+	record "build (PHP 8.4, Debian 13, --enable-lock-dev): $(sed -n 's/^php84: root ready in \([0-9]*\) s$/root made in \1 s, /p' "$work/php84-build.log")waited $((SECONDS - start)) s" 1 0 0
+	php84_ready=1
+}
+
+# Runs phpt files or folders and records their counts as group $1: run_phpt NAME [-m] [--jobs N] [--php84] TARGET...
 run_phpt() {
 	local name=$1
 	shift
 	local log="$work/$(echo "$name" | tr -c 'a-z0-9\n-' '_').log"
-	local opts=() jobs
+	local opts=() jobs runner=() run_tests="$work/run-tests.php"
 	jobs="$(nproc)"
 	while [ $# -gt 0 ]; do
 		case "$1" in
 			-m) opts+=(-m); shift ;;
 			--jobs) jobs=$2; shift 2 ;;
+			# In the Debian 13 root, on its PHP 8.4: the same paths name the root's copy.
+			--php84) runner=("$root/scripts/php84.sh" run); run_tests="$work/run-tests-php84.php"; shift ;;
 			*) break ;;
 		esac
 	done
 	TEST_PHP_EXECUTABLE="$(command -v php)" NO_INTERACTION=1 REPORT_EXIT_STATUS=1 \
-		php "$work/run-tests.php" -q -j"$jobs" --show-diff "${opts[@]}" \
+		${runner[@]+"${runner[@]}"} php "$run_tests" -q -j"$jobs" --show-diff "${opts[@]}" \
 		-d extension="$root/modules/lock.so" "$@" >"$log" 2>&1
 	local p f s
 	p=$(sed -n 's/^Tests passed *: *\([0-9]*\).*/\1/p' "$log" | tail -n1)
@@ -294,6 +345,11 @@ if [ ${#only[@]} -gt 0 ]; then
 	if [ "$valgrind" = 2 ] && [ ${#parallel[@]} -gt 0 ]; then
 		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="$VALGRIND_OPTS --suppressions=$root/tests/valgrind.supp" run_phpt phpt-valgrind -m "${parallel[@]}"
 	fi
+	if [ "$php84" = 1 ]; then
+		php84_prepare
+		[ "$php84_ready" = 1 ] && [ ${#parallel[@]} -gt 0 ] && run_phpt "phpt (PHP 8.4)" --php84 "${parallel[@]}"
+		[ "$php84_ready" = 1 ] && [ ${#serial[@]} -gt 0 ] && run_phpt "topology (PHP 8.4)" --php84 --jobs 1 "${serial[@]}"
+	fi
 else
 	# The functional suite is every folder of tests/ that is not a group of its own below.
 	special=(hostile security faults network partition topology sentinel cluster redis_sentinel redis_cluster)
@@ -315,6 +371,9 @@ else
 		last=$(( ${#groups[@]} - 1 ))
 		groups[$last]="security (core and phpt): $((group_p + core_security_pass)) passed, $((group_f + core_security_fail)) failed$([ "$group_s" -gt 0 ] && echo ", $group_s skipped")"
 	fi
+	# The phpt, hostile and security suites again, on PHP 8.4 in the Debian 13 root.
+	php84_prepare
+	[ "$php84_ready" = 1 ] && run_phpt "phpt (PHP 8.4)" --php84 "${functional[@]}" tests/hostile tests/security
 	# The fault suites measure calls against their timeouts: one test at a time.
 	[ -d tests/faults ] && run_phpt faults --jobs 1 tests/faults
 	[ -d tests/network ] && run_phpt network --jobs 1 tests/network
