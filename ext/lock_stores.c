@@ -434,8 +434,9 @@ static bool php_lock_query_value(const php_lock_opt *opt, const char *text, zval
 
 /*
  * Options that arrive as strings (Symfony's %env()%, a .env file) are taken where PHP would
- * take them: a numeric string for an int or float option, "1", "0", "true", "false" or ""
- * for a bool one. Other strings are left to the type check (a TypeError, as from PHP).
+ * take them: a numeric string for an int (not one with a leading zero, which reads as octal
+ * to people) or float option, "1", "0", "true", "false" or "" for a bool one. Other strings
+ * are left to the type check (a TypeError, as from PHP).
  * *options then points at a copy, *coerced too, for the caller to release.
  */
 static void php_lock_options_coerce(HashTable **options, HashTable **coerced, const php_lock_opt *known)
@@ -468,7 +469,8 @@ static void php_lock_options_coerce(HashTable **options, HashTable **coerced, co
 			continue;
 		}
 		type = is_numeric_string(Z_STRVAL_P(value), Z_STRLEN_P(value), &lval, &dval, false);
-		if (opt->type == OPT_INT && type == IS_LONG) {
+		if (opt->type == OPT_INT && type == IS_LONG && (Z_STRVAL_P(value)[0] != '0' || Z_STRLEN_P(value) == 1)) {
+			/* "0600" is left alone: octal to whoever wrote it, 600 to PHP. */
 			ZVAL_LONG(&typed, lval);
 		} else if (opt->type == OPT_FLOAT && type != 0) {
 			ZVAL_DOUBLE(&typed, type == IS_LONG ? (double) lval : dval);

@@ -18,7 +18,7 @@ lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['nope' => 1]));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['prefix' => 1]));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['timeout' => 'soon']));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['persistent' => 'yes']));
-lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['database' => '1']));
+lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['database' => 'one']));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['password' => 123]));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore($dsn, ['username' => []]));
 // A bad value names the option it belongs to.

@@ -36,6 +36,7 @@ foreach ([['timeout' => 'soon'], ['timeout' => '2.5s'], ['persistent' => 'yes'],
     lock_test_expect_throw(fn () => new Lock\Store\RedisStore("redis://127.0.0.1:$port", $options));
 }
 lock_test_expect_throw(fn () => new Lock\Store\FlockStore($dir, ['cache' => '8 files']));
+lock_test_expect_throw(fn () => new Lock\Store\FlockStore($dir, ['mode' => '0600']));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore("redis://127.0.0.1:$port", ['database' => '-1']));
 lock_test_expect_throw(fn () => new Lock\Store\RedisStore("redis://127.0.0.1:$port", ['timeout' => '0']));
 ?>
@@ -56,5 +57,6 @@ TypeError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "
 TypeError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "database" must be of type int, string given
 TypeError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "fair" must be of type bool, string given
 TypeError: Lock\Store\FlockStore::__construct(): Argument #2 ($options) option "cache" must be of type int, string given
+TypeError: Lock\Store\FlockStore::__construct(): Argument #2 ($options) option "mode" must be of type int, string given
 ValueError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "database" must be a non-negative integer
 ValueError: Lock\Store\RedisStore::__construct(): Argument #2 ($options) option "timeout" must be greater than 0
