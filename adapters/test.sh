@@ -15,6 +15,9 @@
 # LOCK_TEST_MYSQL_DSN name running ones.
 #
 #
+# An adapter with an executable tests/app.sh also runs its README's install and configuration
+# steps, as written, in a fresh application skeleton (see the hook below).
+#
 # Last line: "N passed, N failed" (", N skipped" when any); exit status 1 on any failure.
 set -u
 
@@ -164,6 +167,26 @@ for adapter in $adapters; do
 		fi
 		count "$log"
 	done
+	# The README's steps run as written in a fresh application of the framework: an executable
+	# tests/app.sh prints one line per step or check, "ok - WHAT" or "not ok - WHAT", and
+	# exits non-zero on a failure (every line counts; no line at all is one failure).
+	if [ -x "$here/$adapter/tests/app.sh" ]; then
+		echo "== $adapter (application)" >&2
+		"$here/$adapter/tests/app.sh" >"$work/$adapter-app.log" 2>"$work/$adapter-app.err"
+		app_status=$?
+		cat "$work/$adapter-app.log" >&2
+		app_ok=$(grep -c '^ok - ' "$work/$adapter-app.log")
+		app_failed=$(grep -c '^not ok - ' "$work/$adapter-app.log")
+		if [ "$app_status" -ne 0 ] && [ "$app_failed" -eq 0 ]; then
+			app_failed=1
+		fi
+		if [ "$app_failed" -gt 0 ]; then
+			echo "test: $adapter's application steps failed ($work/$adapter-app.err):" >&2
+			tail -n 40 "$work/$adapter-app.err" >&2
+		fi
+		passed=$((passed + app_ok))
+		failed=$((failed + app_failed))
+	fi
 done
 
 finish

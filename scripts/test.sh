@@ -299,7 +299,8 @@ run_phpt() {
 	jobs="$(nproc)"
 	while [ $# -gt 0 ]; do
 		case "$1" in
-			-m) opts+=(-m); shift ;;
+			# Under valgrind the log names each test slower than 20 s (SLOW TEST SUMMARY).
+			-m) opts+=(-m --show-slow 20000); shift ;;
 			--jobs) jobs=$2; shift 2 ;;
 			# In the Debian 13 root, on its PHP 8.4: the same paths name the root's copy.
 			--php84) runner=("$root/scripts/php84.sh" run); run_tests="$work/run-tests-php84.php"; shift ;;
