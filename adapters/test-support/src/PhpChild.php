@@ -7,7 +7,8 @@ namespace Lock\Adapter\TestSupport;
 /**
  * Another PHP process with the extension and this Composer install loaded, running $code
  * with $args (JSON) in $args. Its output is read line by line, so a test can wait for it to
- * reach a point ("held") before going on.
+ * reach a point ("held") before going on. With $extension false the child runs without the
+ * extension (what an application meets where php.ini does not load it).
  */
 final class PhpChild
 {
@@ -16,11 +17,13 @@ final class PhpChild
     /** @var array<int, resource> */
     private array $pipes = [];
 
-    public function __construct(string $code, array $args = [])
+    public function __construct(string $code, array $args = [], bool $extension = true)
     {
         $autoload = \dirname((new \ReflectionClass(\Composer\Autoload\ClassLoader::class))->getFileName(), 2) . '/autoload.php';
         $prelude = sprintf('declare(strict_types=1); require %s; $args = json_decode(%s, true);', var_export($autoload, true), var_export(json_encode($args), true));
-        $command = [PHP_BINARY, '-d', 'extension=' . self::extension(), '-r', $prelude . $code];
+        $command = $extension
+            ? [PHP_BINARY, '-d', 'extension=' . self::extension(), '-r', $prelude . $code]
+            : [PHP_BINARY, '-r', $prelude . $code];
         $this->process = proc_open($command, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $this->pipes);
         if (!\is_resource($this->process)) {
             throw new \RuntimeException('cannot start a PHP process');
@@ -65,8 +68,8 @@ final class PhpChild
     }
 
     /** Runs $code to its end in another process and returns its output. */
-    public static function run(string $code, array $args = []): string
+    public static function run(string $code, array $args = [], bool $extension = true): string
     {
-        return (new self($code, $args))->finish();
+        return (new self($code, $args, $extension))->finish();
     }
 }
