@@ -73,7 +73,8 @@ need
 # The stand-in for Flex's recipe server.
 flex_port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
 php -S "127.0.0.1:$flex_port" "$tests/app/flex-endpoint.php" >"$work/flex.log" 2>&1 &
-pids="$pids $!"
+flex_pid=$!
+pids="$flex_pid"
 for _ in $(seq 1 100); do
 	php -r 'exit(@fsockopen("127.0.0.1", (int) $argv[1]) ? 0 : 1);' "$flex_port" && break
 	sleep 0.05
@@ -209,6 +210,7 @@ if waitline "$work/wait.out" busy "$wait_pid"; then ok "another process finds it
 touch "$work/release"
 wait "$hold_pid"
 wait "$wait_pid"
+pids="$flex_pid"
 if grep -qx acquired "$work/wait.out" && grep -qx 'held in the extension' "$work/wait.out"; then
 	ok "its acquire(true) gets the lock on the release"
 else
