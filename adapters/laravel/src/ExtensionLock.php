@@ -25,6 +25,12 @@ final class ExtensionLock extends LaravelLock
 
     private readonly Holds $holds;
 
+    /**
+     * The store binds a hold to this process (flock, semaphore, PostgreSQL and MySQL session
+     * holds): it cannot expire, so it ends with the PHP request that took it at the latest.
+     */
+    private readonly bool $processBound;
+
     /** The longest resource name the extension takes, bytes. */
     private const NAME_MAX = 65536;
 
@@ -38,25 +44,36 @@ final class ExtensionLock extends LaravelLock
         $seconds = self::seconds($seconds);
         parent::__construct($name, $seconds, $owner === null ? null : (string) $owner);
         $this->holds = Holds::of($factory);
+        $this->processBound = $factory->getStore()->supports(Store::PROCESS_BOUND);
         $ttl = $seconds > 0 ? (float) $seconds : null;
         $resource = self::resource($name);
         if (!$restore) {
-            $this->hold = new Hold($factory->createLock($resource, $ttl, false, $this->owner));
+            $this->hold = new Hold($this->createLock($resource, $ttl));
 
             return;
         }
-        // A live lock object of this process holds it: share its hold (the extension would
-        // refuse to adopt it on flock and semaphore, and leave that object unaware on Redis).
+        // This process holds it through a lock object (on a process-bound store, also one since
+        // dropped): share that hold, which a Redis restore would leave that object unaware of.
         $hold = $this->holds->find($name, $this->owner);
         if ($hold === null) {
-            $lock = self::restore($factory, $name, $resource, $this->owner, $ttl);
-            $hold = new Hold($lock ?? $factory->createLock($resource, $ttl, false, $this->owner));
+            $lock = $this->restore($resource, $ttl);
+            $hold = new Hold($lock ?? $this->createLock($resource, $ttl));
             if ($lock !== null) {
-                $hold->held = true;
-                $this->holds->remember($name, $this->owner, $hold);
+                $this->held($hold);
             }
         }
         $this->hold = $hold;
+    }
+
+    /**
+     * The extension's lock for this one. A Redis hold lasts until released or its TTL, as with
+     * Laravel's RedisLock (no autoRelease). A process-bound hold, which cannot expire, ends with
+     * the PHP request at the latest (autoRelease), also after a fatal error or a time limit;
+     * until then Holds keeps it, whether its lock objects are alive or dropped.
+     */
+    private function createLock(string $resource, ?float $ttl): Lock
+    {
+        return $this->factory->createLock($resource, $ttl, $this->processBound, $this->owner);
     }
 
     /** Laravel's $seconds as a number: what PHP reads as a number is taken, as Laravel's own stores take it. */
@@ -97,21 +114,21 @@ final class ExtensionLock extends LaravelLock
      * store bound to processes, when nobody holds the name or this process holds it under
      * another owner. ProcessBoundException only for what cannot be done: another process's hold.
      */
-    private static function restore(Factory $factory, string $name, string $resource, string $owner, ?float $ttl): ?Lock
+    private function restore(string $resource, ?float $ttl): ?Lock
     {
-        $store = $factory->getStore();
+        $store = $this->factory->getStore();
         try {
-            return $factory->restoreLock($resource, $owner, $ttl, false);
+            return $this->factory->restoreLock($resource, $this->owner, $ttl, $this->processBound);
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException $e) {
-            if (!$store->supports(Store::PROCESS_BOUND)) {
+            if (!$this->processBound) {
                 throw $e;
             }
-            if (!$store->isLocked($resource) || Holds::of($factory)->heldHere($name)) {
+            if (!$store->isLocked($resource) || $this->holds->heldHere($this->name)) {
                 return null;
             }
-            throw ProcessBoundException::forRestore($store, $name, $e);
+            throw ProcessBoundException::forRestore($store, $this->name, $e);
         }
     }
 
@@ -269,14 +286,20 @@ final class ExtensionLock extends LaravelLock
     private function took(bool $acquired): bool
     {
         if ($acquired) {
-            $this->hold->held = true;
-            $this->holds->remember($this->name, $this->owner, $this->hold);
-            if ($this->factory->getStore()->supports(Store::PROCESS_BOUND)) {
-                $this->holds->tookProcessBound($this->name, $this->owner);
-            }
+            $this->held($this->hold);
         }
 
         return $acquired;
+    }
+
+    /** The hold is ours now: shared with restoreLock() here and, when process-bound, kept until released. */
+    private function held(Hold $hold): void
+    {
+        $hold->held = true;
+        $this->holds->remember($this->name, $this->owner, $hold);
+        if ($this->processBound) {
+            $this->holds->tookProcessBound($this->name, $this->owner, $hold);
+        }
     }
 
     private function dropped(Hold $hold): void

@@ -16,12 +16,70 @@ use Laravel\Octane\Events\RequestTerminated;
 use Laravel\Octane\Events\TaskReceived;
 use Laravel\Octane\Events\TaskTerminated;
 use Lock\Adapter\TestSupport\PhpChild as Child;
+use Lock\Adapter\TestSupport\WebWorker;
 
 require_once __DIR__ . '/Support/OctaneEvents.php';
 
-/** flock and semaphore: holds the OS ties to their process. */
+/** flock, semaphore, PostgreSQL and MySQL session holds: holds tied to their process, which cannot expire. */
 abstract class ProcessBoundLockTestCase extends LockTestCase
 {
+    /**
+     * Laravel's $seconds promise a hold that ends; one that cannot expire ends with the web
+     * request that took it, however the request ends (php-fpm's worker, or `artisan serve`'s,
+     * lives on for hours), and lasts until then even when its lock object is dropped.
+     */
+    public function testAWebRequestsHoldsEndWithTheRequestHoweverItEndsForTheyCannotExpire(): void
+    {
+        $web = new WebWorker(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot($args['kind']);
+            $name = $args['name'];
+            if ($args['action'] === 'probe') {
+                $kept = Illuminate\Support\Facades\Cache::lock($name, 60);
+                $dropped = Illuminate\Support\Facades\Cache::lock($name . '-dropped', 60);
+                echo getmypid(), ' ', $kept->get() ? 'free' : 'held', ' ', $dropped->get() ? 'free' : 'held';
+                $kept->release();
+                $dropped->release();
+                return;
+            }
+            $GLOBALS['kept'] = Illuminate\Support\Facades\Cache::lock($name, 60);
+            echo $GLOBALS['kept']->get() ? 'taken' : 'busy';
+            // The scheduler's way: a lock object dropped at once, its hold kept for the request.
+            echo Illuminate\Support\Facades\Cache::lock($name . '-dropped', 60)->get() ? ' taken' : ' busy';
+            echo Illuminate\Support\Facades\Cache::lock($name . '-dropped', 60)->get() ? ' free' : ' kept', "\n";
+            // Sent before the end: a fatal error discards what output buffers hold.
+            while (ob_get_level() > 0) {
+                ob_end_flush();
+            }
+            flush();
+            match ($args['end']) {
+                'return' => null,
+                'exit' => exit(0),
+                'exception' => throw new RuntimeException('the request failed'),
+                'fatal error' => (static function (): void {
+                    ini_set('memory_limit', (string) (memory_get_usage() + (16 << 20)));
+                    str_repeat('x', 64 << 20);
+                })(),
+                'time limit' => (static function (): void {
+                    set_time_limit(1);
+                    for (;;) {
+                    }
+                })(),
+            };
+            PHP);
+        try {
+            foreach (['return', 'exit', 'exception', 'fatal error', 'time limit'] as $end) {
+                $args = ['kind' => static::kind(), 'name' => $this->name . '-' . str_replace(' ', '-', $end)];
+                $body = $web->get($args + ['action' => 'take', 'end' => $end]);
+                self::assertStringStartsWith("taken taken kept\n", $body, "the request that ends by $end");
+                self::assertSame($web->pid() . ' free free', $web->get($args + ['action' => 'probe']), "the next request of the worker, after one that ended by $end");
+                self::assertFalse($this->native()->isLocked($args['name']), $end);
+                self::assertFalse($this->native()->isLocked($args['name'] . '-dropped'), $end);
+            }
+        } finally {
+            $web->stop();
+        }
+    }
+
     public function testRestoreLockInAnotherProcessIsRefused(): void
     {
         $lock = Cache::lock($this->name, 10);
