@@ -34,6 +34,9 @@ final class ExtensionLock extends LaravelLock
     /** The longest resource name the extension takes, bytes. */
     private const NAME_MAX = 65536;
 
+    /** How Laravel's ShouldBeUnique names the lock it takes when a job is dispatched (Illuminate\Bus\UniqueLock::getKey()). */
+    private const UNIQUE_JOB_PREFIX = 'laravel_unique_job:';
+
     /**
      * @param int|float|string|null $seconds the hold's TTL, as Laravel takes it (a numeric string too); 0 or null for no expiry
      * @param string|int|null       $owner   the hold's owner, passed to the extension as a string; null: Laravel's Str::random()
@@ -141,6 +144,7 @@ final class ExtensionLock extends LaravelLock
         if ($this->hold->held && !$this->hold->lock->isExpired()) {
             return false;
         }
+        $this->refuseUniqueJob();
 
         return $this->took($this->hold->lock->acquire());
     }
@@ -152,6 +156,7 @@ final class ExtensionLock extends LaravelLock
             // Held under our owner by a lock object of this process: no release can come while we wait.
             throw new LockTimeoutException();
         }
+        $this->refuseUniqueJob();
         $lock = $this->hold->lock;
         if (!$this->took($seconds > 0 ? $lock->acquire(true, (float) $seconds) : $lock->acquire())) {
             throw new LockTimeoutException();
@@ -281,6 +286,17 @@ final class ExtensionLock extends LaravelLock
     public function getExtensionLock(): Lock
     {
         return $this->hold->lock;
+    }
+
+    /**
+     * ShouldBeUnique's lock must last until a queue worker has run the job: a process-bound
+     * hold would end with the dispatching request or command, and the job could be queued twice.
+     */
+    private function refuseUniqueJob(): void
+    {
+        if ($this->processBound && str_starts_with($this->name, self::UNIQUE_JOB_PREFIX)) {
+            throw ProcessBoundException::forUniqueJob($this->factory->getStore(), $this->name);
+        }
     }
 
     private function took(bool $acquired): bool
