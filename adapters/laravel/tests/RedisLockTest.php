@@ -167,4 +167,28 @@ final class RedisLockTest extends LockTestCase
         (new \Lock\Adapter\Laravel\LockServiceProvider($app))->register();
         self::assertSame($own, $app->make(\Illuminate\Console\Scheduling\EventMutex::class));
     }
+
+    /** Without the extension the store says what to do, rather than Class "Lock\Factory" not found. */
+    public function testWithoutTheExtensionTheStoreSaysToLoadIt(): void
+    {
+        $out = Child::runWithoutExtension(<<<'PHP'
+            if (extension_loaded('lock')) {
+                echo 'loaded by php.ini';
+                return;
+            }
+            Lock\Adapter\Laravel\Tests\Support\App::boot('redis');
+            try {
+                Illuminate\Support\Facades\Cache::lock('x', 10);
+                echo 'no error';
+            } catch (Throwable $e) {
+                echo get_class($e), ': ', $e->getMessage();
+            }
+            PHP);
+        if ($out === 'loaded by php.ini') {
+            self::markTestSkipped('this PHP loads the extension from its php.ini');
+        }
+        self::assertStringStartsWith('RuntimeException: ', $out);
+        self::assertStringContainsString('load the lock extension (extension=lock in php.ini)', $out);
+        self::assertStringNotContainsString('not found', $out);
+    }
 }

@@ -16,11 +16,12 @@ final class PhpChild
     /** @var array<int, resource> */
     private array $pipes = [];
 
-    public function __construct(string $code, array $args = [])
+    /** @param bool $extension false: a PHP without the extension, as a server where it was not installed */
+    public function __construct(string $code, array $args = [], bool $extension = true)
     {
         $autoload = \dirname((new \ReflectionClass(\Composer\Autoload\ClassLoader::class))->getFileName(), 2) . '/autoload.php';
         $prelude = sprintf('declare(strict_types=1); require %s; $args = json_decode(%s, true);', var_export($autoload, true), var_export(json_encode($args), true));
-        $command = [PHP_BINARY, '-d', 'extension=' . self::extension(), '-r', $prelude . $code];
+        $command = $extension ? [PHP_BINARY, '-d', 'extension=' . self::extension(), '-r', $prelude . $code] : [PHP_BINARY, '-r', $prelude . $code];
         $this->process = proc_open($command, [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $this->pipes);
         if (!\is_resource($this->process)) {
             throw new \RuntimeException('cannot start a PHP process');
@@ -68,5 +69,11 @@ final class PhpChild
     public static function run(string $code, array $args = []): string
     {
         return (new self($code, $args))->finish();
+    }
+
+    /** Runs $code to its end in another process without the extension loaded, and returns its output. */
+    public static function runWithoutExtension(string $code, array $args = []): string
+    {
+        return (new self($code, $args, false))->finish();
     }
 }
