@@ -25,8 +25,17 @@ final class ExtensionLock extends LaravelLock
 
     private readonly Holds $holds;
 
+    /**
+     * The store binds a hold to this process (flock, semaphore, PostgreSQL and MySQL session
+     * holds): it cannot expire, so it ends with the PHP request that took it at the latest.
+     */
+    private readonly bool $processBound;
+
     /** The longest resource name the extension takes, bytes. */
     private const NAME_MAX = 65536;
+
+    /** How Laravel's ShouldBeUnique names the lock it takes when a job is dispatched (Illuminate\Bus\UniqueLock::getKey()). */
+    private const UNIQUE_JOB_PREFIX = 'laravel_unique_job:';
 
     /**
      * @param int|float|string|null $seconds the hold's TTL, as Laravel takes it (a numeric string too); 0 or null for no expiry
@@ -38,25 +47,36 @@ final class ExtensionLock extends LaravelLock
         $seconds = self::seconds($seconds);
         parent::__construct($name, $seconds, $owner === null ? null : (string) $owner);
         $this->holds = Holds::of($factory);
+        $this->processBound = $factory->getStore()->supports(Store::PROCESS_BOUND);
         $ttl = $seconds > 0 ? (float) $seconds : null;
         $resource = self::resource($name);
         if (!$restore) {
-            $this->hold = new Hold($factory->createLock($resource, $ttl, false, $this->owner));
+            $this->hold = new Hold($this->createLock($resource, $ttl));
 
             return;
         }
-        // A live lock object of this process holds it: share its hold (the extension would
-        // refuse to adopt it on flock and semaphore, and leave that object unaware on Redis).
+        // This process holds it through a lock object (on a process-bound store, also one since
+        // dropped): share that hold, which a Redis restore would leave that object unaware of.
         $hold = $this->holds->find($name, $this->owner);
         if ($hold === null) {
-            $lock = self::restore($factory, $name, $resource, $this->owner, $ttl);
-            $hold = new Hold($lock ?? $factory->createLock($resource, $ttl, false, $this->owner));
+            $lock = $this->restore($resource, $ttl);
+            $hold = new Hold($lock ?? $this->createLock($resource, $ttl));
             if ($lock !== null) {
-                $hold->held = true;
-                $this->holds->remember($name, $this->owner, $hold);
+                $this->held($hold);
             }
         }
         $this->hold = $hold;
+    }
+
+    /**
+     * The extension's lock for this one. A Redis hold lasts until released or its TTL, as with
+     * Laravel's RedisLock (no autoRelease). A process-bound hold, which cannot expire, ends with
+     * the PHP request at the latest (autoRelease), also after a fatal error or a time limit;
+     * until then Holds keeps it, whether its lock objects are alive or dropped.
+     */
+    private function createLock(string $resource, ?float $ttl): Lock
+    {
+        return $this->factory->createLock($resource, $ttl, $this->processBound, $this->owner);
     }
 
     /** Laravel's $seconds as a number: what PHP reads as a number is taken, as Laravel's own stores take it. */
@@ -97,21 +117,21 @@ final class ExtensionLock extends LaravelLock
      * store bound to processes, when nobody holds the name or this process holds it under
      * another owner. ProcessBoundException only for what cannot be done: another process's hold.
      */
-    private static function restore(Factory $factory, string $name, string $resource, string $owner, ?float $ttl): ?Lock
+    private function restore(string $resource, ?float $ttl): ?Lock
     {
-        $store = $factory->getStore();
+        $store = $this->factory->getStore();
         try {
-            return $factory->restoreLock($resource, $owner, $ttl, false);
+            return $this->factory->restoreLock($resource, $this->owner, $ttl, $this->processBound);
         } catch (StorageException $e) {
             throw $e;
         } catch (LockException $e) {
-            if (!$store->supports(Store::PROCESS_BOUND)) {
+            if (!$this->processBound) {
                 throw $e;
             }
-            if (!$store->isLocked($resource) || Holds::of($factory)->heldHere($name)) {
+            if (!$store->isLocked($resource) || $this->holds->heldHere($this->name)) {
                 return null;
             }
-            throw ProcessBoundException::forRestore($store, $name, $e);
+            throw ProcessBoundException::forRestore($store, $this->name, $e);
         }
     }
 
@@ -124,6 +144,7 @@ final class ExtensionLock extends LaravelLock
         if ($this->hold->held && !$this->hold->lock->isExpired()) {
             return false;
         }
+        $this->refuseUniqueJob();
 
         return $this->took($this->hold->lock->acquire());
     }
@@ -135,6 +156,7 @@ final class ExtensionLock extends LaravelLock
             // Held under our owner by a lock object of this process: no release can come while we wait.
             throw new LockTimeoutException();
         }
+        $this->refuseUniqueJob();
         $lock = $this->hold->lock;
         if (!$this->took($seconds > 0 ? $lock->acquire(true, (float) $seconds) : $lock->acquire())) {
             throw new LockTimeoutException();
@@ -266,17 +288,34 @@ final class ExtensionLock extends LaravelLock
         return $this->hold->lock;
     }
 
+    /**
+     * ShouldBeUnique's lock must last until a queue worker has run the job: a process-bound
+     * hold would end with the dispatching request or command, and the job could be queued twice.
+     */
+    private function refuseUniqueJob(): void
+    {
+        if ($this->processBound && str_starts_with($this->name, self::UNIQUE_JOB_PREFIX)) {
+            throw ProcessBoundException::forUniqueJob($this->factory->getStore(), $this->name);
+        }
+    }
+
     private function took(bool $acquired): bool
     {
         if ($acquired) {
-            $this->hold->held = true;
-            $this->holds->remember($this->name, $this->owner, $this->hold);
-            if ($this->factory->getStore()->supports(Store::PROCESS_BOUND)) {
-                $this->holds->tookProcessBound($this->name, $this->owner);
-            }
+            $this->held($this->hold);
         }
 
         return $acquired;
+    }
+
+    /** The hold is ours now: shared with restoreLock() here and, when process-bound, kept until released. */
+    private function held(Hold $hold): void
+    {
+        $hold->held = true;
+        $this->holds->remember($this->name, $this->owner, $hold);
+        if ($this->processBound) {
+            $this->holds->tookProcessBound($this->name, $this->owner, $hold);
+        }
     }
 
     private function dropped(Hold $hold): void

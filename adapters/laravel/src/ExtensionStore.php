@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Lock\Adapter\Laravel;
 
+use Illuminate\Contracts\Cache\Factory as CacheFactory;
 use Illuminate\Contracts\Cache\LockProvider;
 use Illuminate\Contracts\Cache\Store;
 use Lock\Factory;
@@ -33,6 +34,22 @@ final class ExtensionStore implements Store, LockProvider
     public function getFactory(): Factory
     {
         return $this->factory;
+    }
+
+    /** Whether the extension's store binds a hold to its process (it cannot expire): flock, semaphore, PostgreSQL and MySQL session holds. */
+    public function isProcessBound(): bool
+    {
+        return $this->factory->getStore()->supports(\Lock\Store::PROCESS_BOUND);
+    }
+
+    /**
+     * The name under which $cache knows the store $store (null: the default one), for messages.
+     *
+     * @internal
+     */
+    public static function nameIn(CacheFactory $cache, ?string $store): string
+    {
+        return $store ?? (method_exists($cache, 'getDefaultDriver') ? (string) $cache->getDefaultDriver() : 'default');
     }
 
     /** The store the other cache calls go to. */

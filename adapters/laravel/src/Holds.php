@@ -6,9 +6,12 @@ namespace Lock\Adapter\Laravel;
 
 /**
  * The holds the live ExtensionLocks of this process have through one factory, by name and
- * owner, for restoreLock() to share instead of asking the store: a flock or semaphore hold can
- * only be adopted once its lock object has let go of it, and a Redis hold adopted through a
- * second lock object would leave the first one believing it still holds.
+ * owner, for restoreLock() to share instead of asking the store (a Redis hold adopted through a
+ * second lock object would leave the first one believing it still holds), and the holds taken on
+ * a process-bound store (flock, semaphore, PostgreSQL and MySQL session holds), kept here until
+ * released so that they outlive their lock objects, but not the request: the extension releases
+ * them at its end (autoRelease), also after a fatal error, and end() at the end of an Octane
+ * request or a queued job.
  *
  * @internal
  */
@@ -24,10 +27,11 @@ final class Holds
     private int $purgeAt = 64;
 
     /**
-     * Holds taken on a process-bound store (flock, semaphore) and not yet released through a
-     * lock object here, by key: name, owner, and when they were taken (self::$taken's count then).
+     * Holds taken on a process-bound store and not yet released through a lock object here, by
+     * key: name, owner, when they were taken (self::$taken's count then), and the hold itself,
+     * which this keeps alive while its lock objects come and go.
      *
-     * @var array<string, array{string, string, int}>
+     * @var array<string, array{string, string, int, Hold}>
      */
     private array $processBound = [];
 
@@ -44,7 +48,7 @@ final class Holds
         return self::$byFactory[$factory] ??= new self();
     }
 
-    /** The hold a live lock object of this process has on $name under $owner, if any. */
+    /** The hold this process has on $name under $owner through a lock object (alive, or on a process-bound store dropped), if any. */
     public function find(string $name, string $owner): ?Hold
     {
         $hold = ($this->holds[self::key($name, $owner)] ?? null)?->get();
@@ -81,10 +85,13 @@ final class Holds
         return false;
     }
 
-    /** A hold taken on a process-bound store: released by end() of the request or job taking it. */
-    public function tookProcessBound(string $name, string $owner): void
+    /**
+     * A hold taken on a process-bound store: kept until released, by a lock object, by end() of
+     * the request or job taking it, or by the extension at the end of the PHP request.
+     */
+    public function tookProcessBound(string $name, string $owner, Hold $hold): void
     {
-        $this->processBound[self::key($name, $owner)] = [$name, $owner, ++self::$taken];
+        $this->processBound[self::key($name, $owner)] = [$name, $owner, ++self::$taken, $hold];
     }
 
     /**
@@ -115,30 +122,27 @@ final class Holds
     public static function end(): void
     {
         $since = array_pop(self::$begun) ?? 0;
-        foreach (self::$byFactory ?? [] as $factory => $holds) {
-            $holds->releaseSince($factory, $since);
+        foreach (self::$byFactory ?? [] as $holds) {
+            $holds->releaseSince($since);
         }
     }
 
-    private function releaseSince(\Lock\Factory $factory, int $since): void
+    private function releaseSince(int $since): void
     {
-        foreach ($this->processBound as $key => [$name, $owner, $when]) {
+        foreach ($this->processBound as $key => [, , $when, $hold]) {
             if ($when <= $since) {
                 continue;
             }
             unset($this->processBound[$key]);
-            $hold = $this->find($name, $owner);
+            if (!$hold->held) {
+                continue;
+            }
+            $hold->held = false;
+            unset($this->holds[$key]);
             try {
-                if ($hold !== null) {
-                    $hold->held = false;
-                    unset($this->holds[$key]);
-                    $hold->lock->release();
-                } else {
-                    // Its lock objects are gone: the process still holds it under the owner.
-                    $factory->restoreLock(ExtensionLock::resource($name), $owner, false, false)->release();
-                }
+                $hold->lock->release();
             } catch (\Lock\LockException) {
-                // Released meanwhile (forceRelease(), a restored lock object): nothing left to release.
+                // Broken meanwhile (forceRelease()): nothing left to release.
             }
         }
     }

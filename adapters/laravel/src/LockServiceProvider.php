@@ -5,12 +5,17 @@ declare(strict_types=1);
 namespace Lock\Adapter\Laravel;
 
 use Illuminate\Cache\CacheManager;
+use Illuminate\Console\Scheduling\EventMutex;
+use Illuminate\Console\Scheduling\SchedulingMutex;
 use Illuminate\Support\ServiceProvider;
 
 /**
  * Registers the `lock-ext` cache driver: a store (config/cache.php) whose locks are the
- * extension's while its other calls go to the configured `cache_store`, and releases the holds
- * a request or job took on flock and semaphore and left held when the framework ends it.
+ * extension's while its other calls go to the configured `cache_store`; releases the holds a
+ * request or job took on a process-bound store (flock, semaphore, PostgreSQL and MySQL session
+ * holds) and left held when the framework ends it; and binds the scheduler's mutexes, unless the
+ * application binds its own, to Laravel's cache mutexes that refuse what a process-bound store
+ * cannot keep (a background event's withoutOverlapping(), onOneServer()).
  */
 final class LockServiceProvider extends ServiceProvider
 {
@@ -50,6 +55,8 @@ final class LockServiceProvider extends ServiceProvider
 
     public function register(): void
     {
+        $this->app->bindIf(EventMutex::class, ExtensionEventMutex::class);
+        $this->app->bindIf(SchedulingMutex::class, ExtensionSchedulingMutex::class);
         $this->callAfterResolving('cache', static function (CacheManager $cache, $app): void {
             $cache->extend('lock-ext', function ($app, array $config) use ($cache) {
                 // Laravel puts this store's own name in "store".

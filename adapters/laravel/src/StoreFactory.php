@@ -20,6 +20,13 @@ final class StoreFactory
      */
     public static function create(array $config, array $database = [], string $cachePrefix = ''): Factory
     {
+        if (!\extension_loaded('lock')) {
+            throw new \RuntimeException(sprintf(
+                'The lock-ext cache store needs the lock extension, which this PHP (%s, %s) has not loaded: load the lock extension (extension=lock in php.ini), for the web server\'s PHP and the command line\'s',
+                PHP_BINARY,
+                php_ini_loaded_file() ?: 'no php.ini',
+            ));
+        }
         if (isset($config['dsn'])) {
             return Factory::fromDsn((string) $config['dsn']);
         }

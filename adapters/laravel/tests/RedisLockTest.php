@@ -119,4 +119,76 @@ final class RedisLockTest extends LockTestCase
         self::assertTrue($this->native()->isLocked($this->name), 'as with Laravel\'s RedisLock: until released or its TTL');
         self::assertTrue($lock->release());
     }
+
+    /**
+     * ShouldBeUnique on Redis: the lock taken when the job is dispatched outlives the dispatching
+     * process, until the queue worker releases it (UniqueLock::release(): forceRelease()).
+     */
+    public function testAUniqueJobsLockOutlivesTheProcessThatDispatchesTheJobUntilTheWorkerReleasesIt(): void
+    {
+        $out = Child::run(<<<'PHP'
+            Lock\Adapter\Laravel\Tests\Support\App::boot('redis');
+            $unique = new Illuminate\Bus\UniqueLock(Illuminate\Container\Container::getInstance()->make('cache.store'));
+            echo $unique->acquire(new Lock\Adapter\Laravel\Tests\Support\UniqueJob($args['id'])) ? 'dispatched' : 'not unique';
+            PHP, ['id' => $this->name]);
+        self::assertSame('dispatched', $out);
+        $job = new Support\UniqueJob($this->name);
+        $unique = new \Illuminate\Bus\UniqueLock(\Illuminate\Container\Container::getInstance()->make('cache.store'));
+        self::assertFalse($unique->acquire($job), 'the job is still queued: not dispatched again');
+        $unique->release($job);
+        self::assertTrue($unique->acquire($job), 'run and released: it can be dispatched again');
+        $unique->release($job);
+    }
+
+    /** runInBackground()->withoutOverlapping() on Redis: the mutex outlives schedule:run, for schedule:finish to release. */
+    public function testABackgroundEventsWithoutOverlappingTakesItsMutexOnRedis(): void
+    {
+        $schedule = new \Illuminate\Console\Scheduling\Schedule();
+        $event = $schedule->exec('true ' . $this->name)->withoutOverlapping()->runInBackground();
+        self::assertInstanceOf(\Lock\Adapter\Laravel\ExtensionEventMutex::class, $event->mutex);
+        self::assertFalse($event->shouldSkipDueToOverlapping());
+        self::assertTrue($this->native()->isLocked($event->mutexName()));
+        $event->finish(\Illuminate\Container\Container::getInstance(), 0);
+        self::assertFalse($this->native()->isLocked($event->mutexName()), 'released as schedule:finish does');
+        $time = new \DateTimeImmutable();
+        $once = $schedule->exec('true ' . $this->name . '-once')->onOneServer();
+        self::assertTrue($schedule->serverShouldRun($once, $time));
+        $this->native()->forceRelease($once->mutexName() . $time->format('Hi'));
+    }
+
+    /** The scheduler's mutexes are the adapter's unless the application binds its own, as Laravel lets it. */
+    public function testTheApplicationsOwnSchedulerMutexesWin(): void
+    {
+        $app = \Illuminate\Container\Container::getInstance();
+        self::assertInstanceOf(\Lock\Adapter\Laravel\ExtensionEventMutex::class, $app->make(\Illuminate\Console\Scheduling\EventMutex::class));
+        self::assertInstanceOf(\Lock\Adapter\Laravel\ExtensionSchedulingMutex::class, $app->make(\Illuminate\Console\Scheduling\SchedulingMutex::class));
+        $own = new \Illuminate\Console\Scheduling\CacheEventMutex($app->make('cache'));
+        $app->instance(\Illuminate\Console\Scheduling\EventMutex::class, $own);
+        (new \Lock\Adapter\Laravel\LockServiceProvider($app))->register();
+        self::assertSame($own, $app->make(\Illuminate\Console\Scheduling\EventMutex::class));
+    }
+
+    /** Without the extension the store says what to do, rather than Class "Lock\Factory" not found. */
+    public function testWithoutTheExtensionTheStoreSaysToLoadIt(): void
+    {
+        $out = Child::runWithoutExtension(<<<'PHP'
+            if (extension_loaded('lock')) {
+                echo 'loaded by php.ini';
+                return;
+            }
+            Lock\Adapter\Laravel\Tests\Support\App::boot('redis');
+            try {
+                Illuminate\Support\Facades\Cache::lock('x', 10);
+                echo 'no error';
+            } catch (Throwable $e) {
+                echo get_class($e), ': ', $e->getMessage();
+            }
+            PHP);
+        if ($out === 'loaded by php.ini') {
+            self::markTestSkipped('this PHP loads the extension from its php.ini');
+        }
+        self::assertStringStartsWith('RuntimeException: ', $out);
+        self::assertStringContainsString('load the lock extension (extension=lock in php.ini)', $out);
+        self::assertStringNotContainsString('not found', $out);
+    }
 }
