@@ -208,8 +208,14 @@ if command -v memcached >/dev/null 2>&1; then
 	LOCK_TEST_MEMCACHED_PORT=$(cat "$work/memcached.port1")
 	LOCK_TEST_MEMCACHED_PORT2=$(cat "$work/memcached.port2")
 fi
-# Under valgrind (run-tests.php -m traces children) the servers and clients the tests start run bare.
-export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached,*redis-cli,*redis-server,*psql,*pg_ctl,*postgres,*mariadb,*mysql,*openssl,*setpriv,*pgbouncer,*runuser,*initdb"
+# Under valgrind (run-tests.php -m traces children) the servers, clients and shell tools the
+# tests start run bare, and so do PHP children started as php-unchecked (a link to the same
+# PHP): tests/inc/common.inc starts them so unless the test checks its children
+# (lock_test_check_children(): a child's request end, fatal error or shutdown is its subject).
+mkdir -p "$work/bin"
+ln -sf "$(readlink -f "$(command -v php)")" "$work/bin/php-unchecked"
+export LOCK_TEST_PHP_UNCHECKED="$work/bin/php-unchecked"
+export VALGRIND_OPTS="${VALGRIND_OPTS:-} --trace-children-skip=*memcached,*redis-cli,*redis-server,*psql,*pg_ctl,*postgres,*mariadb,*mysql,*openssl,*setpriv,*pgbouncer,*runuser,*initdb,*/php-unchecked,*.sh,*/bash,*/sh,*/dash,*/sed,*/grep,*/awk,*/mawk,*/cat,*/sort,*/timeout,*/sleep,*/env"
 # --- end MemcachedStore ---
 export LOCK_TEST_EXT="$root/modules/lock.so"
 
@@ -324,6 +330,8 @@ run_phpt() {
 		tail -n 40 "$log" >&2
 		f=$((f + 1))
 	elif [ "$f" -gt 0 ]; then
+		# What each failed test printed against what it expected (run-tests.php --show-diff).
+		sed -n '/^========DIFF========$/,/^========DONE========$/p' "$log" | head -n 200 >&2
 		sed -n '/^FAILED TEST SUMMARY/,/^=====/p;/^LEAKED TEST SUMMARY/,/^=====/p;/^BORKED TEST SUMMARY/,/^=====/p' "$log" >&2
 	fi
 	group_p=${p:-0}

@@ -8,6 +8,8 @@ posix
 <?php
 require __DIR__ . '/../inc/pgsql.inc';
 require_once __DIR__ . '/../inc/redis.inc';
+// Under valgrind the children are checked too: what they do is this test's subject.
+lock_test_check_children();
 
 lock_test_hang_guard(120);
 $prefix = lock_test_prefix();

@@ -10,6 +10,8 @@ posix
 --FILE--
 <?php
 require __DIR__ . '/../inc/pgsql.inc';
+// Under valgrind the children are checked too: what they do is this test's subject.
+lock_test_check_children();
 lock_test_hang_guard(100);
 
 $prefix = lock_test_prefix();

@@ -12,6 +12,8 @@ posix
 --FILE--
 <?php
 require __DIR__ . '/../inc/wait.inc';
+// Under valgrind the children are checked too: what they do is this test's subject.
+lock_test_check_children();
 lock_test_hang_guard(100);
 
 $dir = lock_test_tmpdir();
