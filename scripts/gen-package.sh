@@ -7,13 +7,13 @@ cd "$root"
 
 # What a PECL user builds and tests: the extension's sources, stubs, tests and docs.
 shipped() {
-	git ls-files -- config.m4 config.w32 README.md LICENSE ext stubs tests \
+	git ls-files -- config.m4 config.w32 README.md LICENSE docs ext stubs tests \
 		| grep -v '^tests/core/build/' | LC_ALL=C sort
 }
 
 role() {
 	case "$1" in
-		README.md|LICENSE) echo doc ;;
+		README.md|LICENSE|docs/*) echo doc ;;
 		tests/*) echo test ;;
 		*) echo src ;;
 	esac

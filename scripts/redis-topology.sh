@@ -16,7 +16,7 @@
 #   down-after-milliseconds 1000); a small group with passwords (a master and a replica
 #   with one password, a sentinel with another); a small group that speaks only TLS.
 # - Cluster: six nodes, three masters with a replica each; three masters over TLS only.
-# The variables are listed in README.md (Tests) and read by tests/inc/topology.inc.
+# The variables are listed in docs/testing.md and read by tests/inc/topology.inc.
 # With --owner PID a watcher stops everything once that process is gone, so a killed test
 # run leaves no server behind; `start` also stops what a previous run left in DIR.
 set -euo pipefail

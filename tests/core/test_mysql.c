@@ -4,7 +4,7 @@
 #ifdef HAVE_LOCK_MYSQL
 #include "../../ext/core/lkc_mysql_int.h"
 
-/* The names the README's SQL expression gives (checked against MariaDB 10.11's SHA2()). */
+/* The names docs/mysql.md's SQL expression gives (checked against MariaDB 10.11's SHA2()). */
 static void name_matches_documented_hash(void)
 {
 	char name[65];

@@ -4,7 +4,7 @@
 #ifdef HAVE_LOCK_PGSQL
 #include "../../ext/core/lkc_pgsql_int.h"
 
-/* The keys the README's SQL expression gives (checked against PostgreSQL 15's sha256()). */
+/* The keys docs/pgsql.md's SQL expression gives (checked against PostgreSQL 15's sha256()). */
 static void key_matches_documented_hash(void)
 {
 	int64_t key = 0;

@@ -590,7 +590,7 @@ static void sentinel_follows_a_failover(void)
 	}
 	now = t_sentinel_new_master(g, old, 20000);
 	CHECK(now != 0 && now != old);
-	/* Until the sentinels demote the old master it still takes writes (see the README): the test waits for that. */
+	/* Until the sentinels demote the old master it still takes writes (see docs/topologies.md): the test waits for that. */
 	for (int i = 0; i < 200 && !t_reply_has(t_sentinel_node(g, old), "INFO replication", "role:slave"); i++) {
 		t_sleep_ms(100);
 	}
@@ -894,7 +894,7 @@ static void topology_is_found_once_per_process(void)
  * What a failover may cost, shown: the master is frozen (SIGSTOP) past
  * down-after-milliseconds, the sentinels promote a replica, and the old
  * master is woken. Until the sentinels demote it, it still takes writes
- * (the window is printed: a figure for the README, not a bound). A store
+ * (the window is printed: a figure for docs/topologies.md, not a bound). A store
  * that kept its connection there asks the sentinels again before using it
  * (its last look is more than LKC_RS_SENTINEL_RECHECK_MS old), so it does
  * not take a hold there that the new master's holder has.

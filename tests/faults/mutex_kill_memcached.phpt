@@ -17,7 +17,7 @@ lock_test_hang_guard(120);
 
 /*
  * A killed holder's item lives out its expiry: a TTL of 1 s is sent as 3 s
- * (README, MemcachedStore: TTL), which memcached's once-a-second clock ends
+ * (docs/memcached.md: TTL), which memcached's once-a-second clock ends
  * after 1 to 3 s. The waiters poll at most 100 ms apart, so the bound is 3 s,
  * one poll and the usual slack. A private server: the test counts on no other
  * client's load.

@@ -14,7 +14,7 @@ lock_test_hang_guard(100);
  * then (each sleep is bounded by the key's remaining TTL) and take the lock
  * with their next step. Redis times a sleep out on its clock tick, up to 100
  * ms late at its default hz of 10; the waiters end an overdue sleep themselves
- * 10 ms past its time (README, Waiting). The bound's 100 ms then covers those
+ * 10 ms past its time (docs/waiting.md, Redis). The bound's 100 ms then covers those
  * 10 ms, a new connection and a round trip, and waking the processes on a
  * loaded machine. The TTL is short enough for several kills in a few seconds,
  * and long enough that a holder, which needs a few milliseconds, never

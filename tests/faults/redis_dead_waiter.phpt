@@ -17,7 +17,7 @@ $dsn = $server->dsn('prefix=' . urlencode($prefix));
 $store = new Lock\Store\RedisStore($dsn, ['timeout' => $timeout]);
 
 /*
- * The README: a waiter killed while queued costs the others at most 200 ms
+ * docs/waiting.md: a waiter killed while queued costs the others at most 200 ms
  * (plus a round trip) once it reaches the head; a newcomer's single acquire()
  * can win at the end of that grace. The bound: the grace, a round trip and the
  * issue's 100 ms.

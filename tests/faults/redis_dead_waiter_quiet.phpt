@@ -29,7 +29,7 @@ function kill_queued_waiter(string $resource, ?float $ttl): void
     $waiter->kill();
 }
 
-// The README: a dead waiter's hand-off is broken by the next acquire() or isLocked() after 200 ms.
+// docs/waiting.md: a dead waiter's hand-off is broken by the next acquire() or isLocked() after 200 ms.
 $cases = ['a 300 s TTL' => 300.0, 'no TTL' => null];
 $holders = [];
 foreach ($cases as $what => $ttl) {

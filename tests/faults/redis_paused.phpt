@@ -87,7 +87,7 @@ echo 'no file descriptor added: ', var_export(lock_fault_fds() <= $fds, true), "
  * notices when its sleep is overdue (10 ms past its end), and its next step
  * then times out. With a wait timeout W its sleeps end by W, so the call ends
  * by W + the timeout; without one it sleeps at most 2 s at a time (the
- * README's bound on a waiter's sleep), so it ends by 2 s + the timeout after
+ * bound on a waiter's sleep in docs/waiting.md), so it ends by 2 s + the timeout after
  * the freeze. The bounds' 100 ms cover the 10 ms too.
  */
 $r = lock_fault_caller_result($bounded);

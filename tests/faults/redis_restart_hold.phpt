@@ -51,7 +51,7 @@ lock_fault_call('e: release', fn () => $e->release(), $bound, ['ExpiredException
 lock_fault_call('e: release again (not held: a no-op)', fn () => $e->release(), $bound, ['ok']);
 lock_fault_call('b: refresh', fn () => $b->refresh(), $bound, ['ExpiredException']);
 lock_fault_call('r: release', fn () => $r->release(), $bound, ['ExpiredException']);
-// A release retried before the hold's TTL could run out succeeds (README): the first may have run.
+// A release retried before the hold's TTL could run out succeeds (docs/redis.md): the first may have run.
 lock_fault_call('a: release retried', fn () => $a->release(), $bound, ['ok']);
 // The pooled connection died with the old server: the persistent store notices, and does not blame the server.
 lock_fault_call('p: release retried', fn () => $p->release(), $bound, ['ok']);

@@ -20,7 +20,7 @@ $store = lock_test_store('memcached', null, $prefix);
 $storeCode = lock_test_store_code('memcached', null, $prefix);
 $resource = lock_test_resource('wait');
 
-// The poll after a release comes at most 100 ms later (README: the backoff's longest step).
+// The poll after a release comes at most 100 ms later (docs/memcached.md: the backoff's longest step).
 $poll = 0.1;
 // Under valgrind everything runs many times slower: the bounds get room, the order of events stays checked.
 $slack = lock_test_valgrind() ? 2.0 : LOCK_FAULT_SLACK;

@@ -1,5 +1,5 @@
 --TEST--
-mysql: resource names of any bytes and length map to distinct 64-character GET_LOCK names (the README's SQL expression finds them); case variants, prefixes and the application's own GET_LOCK names never meet
+mysql: resource names of any bytes and length map to distinct 64-character GET_LOCK names (the SQL expression of docs/mysql.md finds them); case variants, prefixes and the application's own GET_LOCK names never meet
 --EXTENSIONS--
 lock
 --FILE--

@@ -1,5 +1,5 @@
 --TEST--
-mysql table holds: the table is created when missing (InnoDB, the README's columns) and reused by the next stores; the option "table" names it; stores on different tables do not share holds; a table made beforehand from the README's schema serves as well; rows stay, free, after their release, and their fencing counters go on
+mysql table holds: the table is created when missing (InnoDB, the columns of docs/mysql.md) and reused by the next stores; the option "table" names it; stores on different tables do not share holds; a table made beforehand from the schema in docs/mysql.md serves as well; rows stay, free, after their release, and their fencing counters go on
 --EXTENSIONS--
 lock
 --FILE--
@@ -44,10 +44,10 @@ var_dump(lock_test_mysql_row($prefix, 'x', $table)['owner'], lock_test_mysql_sql
 var_dump($b->acquire());
 $b->release();
 
-echo "-- a table made beforehand from the README's schema\n";
-$readme = file_get_contents(__DIR__ . '/../../README.md');
+echo "-- a table made beforehand from the schema in docs/mysql.md\n";
+$readme = file_get_contents(__DIR__ . '/../../docs/mysql.md');
 if (!preg_match('/CREATE TABLE IF NOT EXISTS lock_holds \(.*?\) ENGINE=InnoDB;/s', $readme, $m)) {
-    echo "FAIL: no schema in the README\n";
+    echo "FAIL: no schema in docs/mysql.md\n";
     exit(1);
 }
 lock_test_mysql_sql(str_replace('lock_holds', "`$made`", $m[0]));
@@ -82,7 +82,7 @@ bool(true)
 NULL
 string(1) "1"
 bool(true)
--- a table made beforehand from the README's schema
+-- a table made beforehand from the schema in docs/mysql.md
 bool(true)
 bool(false)
 bool(true)

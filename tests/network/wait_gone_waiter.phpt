@@ -34,7 +34,7 @@ $waiter->wait();
 
 // The holder lets go while the gone waiter's entry has not expired yet (it lasts about 2 s + 2 x its timeout).
 $holder->release();
-// README: a waiter that died costs the others at most 200 ms (2 s when its watcher died too).
+// docs/waiting.md: a waiter that died costs the others at most 200 ms (2 s when its watcher died too).
 $newcomer = new Lock\Lock('r', $directStore, 10.0);
 $deadline = microtime(true) + 2.0 + lock_net_slack();
 $got = false;

@@ -1,5 +1,5 @@
 --TEST--
-pgsql table mode: the table is created when missing (named, schema-qualified, case kept), by several first users at once; a table made beforehand (a team's own migration, the README's schema with bigserial) is used as it is; a missing schema is a StorageException
+pgsql table mode: the table is created when missing (named, schema-qualified, case kept), by several first users at once; a table made beforehand (a team's own migration, the schema of docs/pgsql.md with bigserial) is used as it is; a missing schema is a StorageException
 --EXTENSIONS--
 lock
 pcntl

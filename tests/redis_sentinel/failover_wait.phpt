@@ -50,7 +50,7 @@ usleep(300000);
 
 lock_test_topology_client($sentinels[1])->ok('SENTINEL', 'FAILOVER', $name);
 lock_test_wait_until(static fn (): bool => lock_test_sentinel_master($sentinels[0]) !== $old, 60.0, 'a new master');
-// Until the sentinels demote it the old master still takes writes (README): wait for that.
+// Until the sentinels demote it the old master still takes writes (docs/topologies.md): wait for that.
 /** The role of the server on $port; "" when it closed the connection (a sentinel reconfiguring it kills its clients). */
 function role(int $port): string
 {

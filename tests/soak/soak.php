@@ -5,7 +5,7 @@
 //
 //   php -d extension=lock.so soak.php --dir RUN_DIR --seconds N [--workers N] [--seed N] [--ipc private|shared]
 //
-// The rules (also in the README's soak section):
+// The rules (also in docs/testing.md, The soak):
 //
 // Lost updates. Every resource guards a counter file "VALUE FENCE EPOCH". A holder
 // reads it, writes "busy VALUE WORKER", pauses now and then, and writes VALUE+1, and
