@@ -62,13 +62,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Every core file but the one a harness compiles in itself; hiredis and OpenSSL for the Redis store,
-# libpq for the PostgreSQL store (left out when libpq is missing, as ./configure does).
+# Every core file but those a harness compiles in itself (their names, one a line); hiredis and OpenSSL
+# for the Redis store, libpq for the PostgreSQL store (left out when libpq is missing, as ./configure does).
 core_sources() {
 	local skip=$1 f
 	for f in ext/core/*.c; do
 		[ "$(basename "$f")" = lkc_memcached.c ] && [ "$memcached_core" = 0 ] && continue
-		[ "$(basename "$f")" = "$skip" ] && continue
+		grep -qxF "$(basename "$f")" <<<"$skip" && continue
 		case "$(basename "$f")" in lkc_pgsql.c | lkc_pgsql_table.c) pkg-config --exists libpq || continue ;; esac
 		[ "$(basename "$f")" = lkc_mysql.c ] && ! pkg-config --exists libmariadb && continue
 		[ "$(basename "$f")" = lkc_mysql_table.c ] && ! pkg-config --exists libmariadb && continue
@@ -107,8 +107,8 @@ fi
 # Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
 build() {
 	local h=$1 src="tests/fuzz/fuzz_$1.c" skip=""
-	# A harness that includes a core file to reach its static functions must not link it again.
-	skip=$(sed -n 's#^\#include "\.\./\.\./ext/core/\(lkc_[a-z0-9_]*\.c\)"#\1#p' "$src" | head -n1)
+	# A harness that includes core files to reach their static functions must not link them again.
+	skip=$(sed -n 's#^\#include "\.\./\.\./ext/core/\(lkc_[a-z0-9_]*\.c\)"#\1#p' "$src")
 	mapfile -t sources < <(core_sources "$skip")
 	"$cc" "${cflags[@]}" "${hiredis_cflags[@]}" -o "$work/fuzz_$h" "$src" "${sources[@]}" \
 		"${hiredis_libs[@]}" >"$work/$h.build.log" 2>&1

@@ -4,7 +4,7 @@
  * only formats commands and parses replies; every step here is non-blocking
  * and says what it waits for (LKC_RCONN_WANT_READ, LKC_RCONN_WANT_WRITE), so
  * the caller polls: one connection with its deadline and signal rules
- * (lkc_redis.c), or many at once in a single poll().
+ * (lkc_redis_io.c), or many at once in a single poll().
  *
  * A connection belongs to the process that opened it. Closing one never
  * writes (no TLS close_notify): a forked child that closes its copy leaves

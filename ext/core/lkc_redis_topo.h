@@ -6,8 +6,8 @@
  *
  * This layer keeps the nodes and what is known of them, reads what servers
  * answer (CLUSTER SLOTS, SENTINEL get-master-addr-by-name, MOVED, ASK, ...)
- * and does no I/O: the store asks and connects (lkc_redis.c). Looking up a
- * known target is a few array reads, a slot a CRC16 of the key.
+ * and does no I/O: the store asks and connects (lkc_redis_route.c). Looking
+ * up a known target is a few array reads, a slot a CRC16 of the key.
  */
 #ifndef LKC_REDIS_TOPO_H
 #define LKC_REDIS_TOPO_H

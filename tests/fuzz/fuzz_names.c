@@ -13,7 +13,7 @@
  */
 #include "fuzz.h"
 
-/* How many bytes of a resource show in its file name (lkc_flock.c). */
+/* How many bytes of a resource show in its file name (LKC_FLOCK_READABLE_MAX, lkc_flock_int.h). */
 #define FUZZ_READABLE_MAX 48
 
 /* Asserts the shape of the lock file name of resource[0..len) and returns it. */

@@ -1,7 +1,7 @@
 /*
  * libFuzzer harness of the Redis store's text handling, reached without a
- * server: the file is compiled into this harness so that its static functions
- * can be called.
+ * server: the store's files that hold the static functions it calls are
+ * compiled into this harness.
  *
  *  - lkc_rs_quote / lkc_rs_quote_errstr, which copy server and system text into
  *    messages: the copy fits its buffer, has no control byte, and never holds
@@ -16,6 +16,8 @@
  *    endpoint, user, database and password are all the same.
  */
 #include "../../ext/core/lkc_redis.c"
+#include "../../ext/core/lkc_redis_hold.c"
+#include "../../ext/core/lkc_redis_wait.c"
 
 #include "fuzz.h"
 
