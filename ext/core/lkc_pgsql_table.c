@@ -244,8 +244,13 @@ static lkc_rc lkc_pgt_create(lkc_pg_store *s, lkc_pg_conn *c, lkc_err *err)
 
 	if (rc == LKC_OK) {
 		PQclear(res);
-	} else if (rc == LKC_ERR_REFUSED && (strcmp(s->sqlstate, "42P07") == 0 || strcmp(s->sqlstate, "23505") == 0)) {
-		/* Two first creators at once: the loser meets the winner's catalog rows, and the table exists. */
+	} else if (rc == LKC_ERR_REFUSED && (strcmp(s->sqlstate, "42P07") == 0 || strcmp(s->sqlstate, "23505") == 0
+		|| strcmp(s->sqlstate, "42710") == 0)) {
+		/*
+		 * Two first creators at once: the loser meets the winner's catalog rows (the relation,
+		 * a unique index of the catalog, or the table's row type: "type ... already exists"),
+		 * and the table exists.
+		 */
 		rc = LKC_OK;
 	}
 	return rc;
