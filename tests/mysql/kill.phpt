@@ -71,11 +71,12 @@ $d->release();
 
 echo "-- mid-wait\n";
 $e = new Lock\Lock('e', $store);
+// Held before the waiter starts: a quick child must find it taken.
+var_dump($e->acquire());
 $waiter = new LockTestChild('require "' . __DIR__ . '/../inc/mysql.inc";'
     . '$l = new Lock\Lock("e", lock_test_mysql_store(["prefix" => ' . var_export($prefix, true) . ']));'
     . 'echo "waiting\n"; try { var_dump($l->acquire(true, 60.0)); } catch (Lock\LockException $e) { echo get_class($e), "\n"; }'
     . 'var_dump($l->acquire()); echo "done\n";');
-var_dump($e->acquire());
 $waiter->waitFor('waiting');
 lock_test_wait_until(static fn () => count(lock_test_mysql_waiters($prefix, 'e')) === 1, 30.0, 'the waiter to queue');
 $kill(lock_test_mysql_waiters($prefix, 'e')[0]);

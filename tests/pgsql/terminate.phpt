@@ -53,11 +53,12 @@ lock_test_pgsql_store(['prefix' => $prefix])->forceRelease('nobody-holds-this');
 
 echo "-- mid-wait\n";
 $d = new Lock\Lock('d', $store);
+// Held before the waiter starts: a quick child must find it taken.
+var_dump($d->acquire());
 $waiter = new LockTestChild('require "' . __DIR__ . '/../inc/pgsql.inc";'
     . '$l = new Lock\Lock("d", lock_test_pgsql_store(["prefix" => ' . var_export($prefix, true) . ']));'
     . 'echo "waiting\n"; try { var_dump($l->acquire(true, 60.0)); } catch (Lock\LockException $e) { echo get_class($e), "\n"; }'
     . 'var_dump($l->acquire()); echo "done\n";');
-var_dump($d->acquire());
 $waiter->waitFor('waiting');
 $waiting = static fn (): string => lock_test_pgsql_sql("SELECT coalesce(string_agg(pid::text, ','), '') FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
     . ' AND ((classid::int8 << 32) | objid::int8) = (' . lock_test_pgsql_key($prefix, 'd') . ')::bit(64)::int8');
