@@ -484,32 +484,70 @@ lkc_rconn_step lkc_rconn_handshake(lkc_rconn *c)
 	}
 }
 
+/* Writes "<mark><n>\r\n" at out; returns its length. */
+static size_t lkc_rconn_head(char *out, char mark, size_t n)
+{
+	char digits[24];
+	size_t len = 0, at = 0;
+
+	do {
+		digits[len++] = (char) ('0' + n % 10);
+		n /= 10;
+	} while (n > 0);
+	out[at++] = mark;
+	while (len > 0) {
+		out[at++] = digits[--len];
+	}
+	out[at++] = '\r';
+	out[at++] = '\n';
+	return at;
+}
+
+/*
+ * Formats the command as RESP straight into the output buffer: this is every
+ * call's path, so no intermediate copy and no printf.
+ */
 int lkc_rconn_append(lkc_rconn *c, int argc, const char **argv, const size_t *lens)
 {
-	char *cmd = NULL;
-	int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
+	/* A header is at most a mark, 20 digits and CRLF; each argument adds its own CRLF. */
+	size_t need = 24;
+	char *out;
 
-	if (len < 0) {
+	if (argc < 1) {
 		return 0;
 	}
-	if (c->olen + (size_t) len > c->ocap) {
+	for (int i = 0; i < argc; i++) {
+		if (lens[i] > SIZE_MAX / 2 - need - 26) {
+			return 0;
+		}
+		need += 26 + lens[i];
+	}
+	if (c->olen + need > c->ocap) {
 		size_t cap = c->ocap > 0 ? c->ocap : 256;
 		char *grown;
 
-		while (cap < c->olen + (size_t) len) {
+		while (cap < c->olen + need) {
 			cap *= 2;
 		}
 		grown = realloc(c->obuf, cap);
 		if (grown == NULL) {
-			free(cmd);
 			return 0;
 		}
 		c->obuf = grown;
 		c->ocap = cap;
 	}
-	memcpy(c->obuf + c->olen, cmd, (size_t) len);
-	c->olen += (size_t) len;
-	free(cmd);
+	out = c->obuf + c->olen;
+	out += lkc_rconn_head(out, '*', (size_t) argc);
+	for (int i = 0; i < argc; i++) {
+		out += lkc_rconn_head(out, '$', lens[i]);
+		if (lens[i] > 0) {
+			memcpy(out, argv[i], lens[i]);
+		}
+		out += lens[i];
+		*out++ = '\r';
+		*out++ = '\n';
+	}
+	c->olen = (size_t) (out - c->obuf);
 	return 1;
 }
 
@@ -664,6 +702,11 @@ int lkc_rconn_in_handshake(const lkc_rconn *c)
 pid_t lkc_rconn_pid(const lkc_rconn *c)
 {
 	return c->pid;
+}
+
+int lkc_rconn_buffered(const lkc_rconn *c)
+{
+	return c->reader->pos < c->reader->len || (c->ssl != NULL && SSL_has_pending(c->ssl));
 }
 
 int lkc_rconn_idle(lkc_rconn *c)

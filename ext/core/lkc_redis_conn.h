@@ -79,6 +79,8 @@ int lkc_rconn_fd(const lkc_rconn *c);
 int lkc_rconn_in_handshake(const lkc_rconn *c);
 /* The process that opened the connection. */
 pid_t lkc_rconn_pid(const lkc_rconn *c);
+/* Whether part of a reply was read and not yet parsed (in the reader, or decrypted and kept by TLS). */
+int lkc_rconn_buffered(const lkc_rconn *c);
 /* Whether it is healthy and idle: nothing unsent, unread or arriving (a hang-up, a stray reply). */
 int lkc_rconn_idle(lkc_rconn *c);
 /* Why it broke (LKC_RCONN_OK while healthy), with errno or the TLS/protocol text. */

@@ -178,13 +178,19 @@ lkc_rc lkc_rs_refused(const lkc_rs_store *s, const char *what, const redisReply 
 	return lkc_rs_fail(s, err, LKC_ERR_REFUSED, "%s failed: %s", what, text);
 }
 
-/* Reads one reply on the store's connection by op's deadline. */
-static lkc_rc lkc_rs_read_reply(lkc_rs_store *s, lkc_rs_op *op, redisReply **reply, lkc_err *err)
+/*
+ * Reads one reply on the store's connection by op's deadline. sent: the
+ * command went out just now and nothing of its answer is buffered, so the
+ * first look would find nothing: it waits first (a read that fails is a
+ * system call per round trip).
+ */
+static lkc_rc lkc_rs_read_reply(lkc_rs_store *s, lkc_rs_op *op, int sent, redisReply **reply, lkc_err *err)
 {
 	for (;;) {
-		lkc_rconn_step step = lkc_rconn_reply(s->conn, reply);
+		lkc_rconn_step step = sent ? LKC_RCONN_WANT_READ : lkc_rconn_reply(s->conn, reply);
 		int w;
 
+		sent = 0;
 		if (step == LKC_RCONN_DONE) {
 			return LKC_OK;
 		}
@@ -213,7 +219,7 @@ lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, i
 	static const size_t ping_lens[1] = { 4 };
 	lkc_rconn *conn = s->conn;
 	lkc_rconn_step step;
-	int got = 0, w, ping;
+	int got = 0, w, ping, sent;
 
 	op->sent = 0;
 	for (int i = 0; i < n; i++) {
@@ -257,9 +263,10 @@ lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, i
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
 	}
+	sent = !lkc_rconn_buffered(conn);
 	if (ping) {
 		redisReply *pong;
-		lkc_rc rc = lkc_rs_read_reply(s, op, &pong, err);
+		lkc_rc rc = lkc_rs_read_reply(s, op, sent, &pong, err);
 
 		if (rc != LKC_OK) {
 			return rc;
@@ -272,9 +279,10 @@ lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, i
 			return rc;
 		}
 		freeReplyObject(pong);
+		sent = 0;
 	}
 	while (got < n) {
-		lkc_rc rc = lkc_rs_read_reply(s, op, &replies[got], err);
+		lkc_rc rc = lkc_rs_read_reply(s, op, sent && got == 0, &replies[got], err);
 
 		if (rc != LKC_OK) {
 			lkc_rs_free_replies(replies, got);

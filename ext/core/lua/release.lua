@@ -17,7 +17,15 @@ local function run()
 -- The lock key says our token for our write hold, '' for readers (no owner is empty).
 local me, delay = ARGV[1], ARGV[2]
 local v = redis.call('GET', lock)
-if delay == '0' and (v == me or v == '') and redis.call('EXISTS', q) == 0 then
+-- The write hold when nobody waits, no hand-off is on record and nobody waits for the
+-- resource to be free: the common release, three calls.
+local busy = delay == '0' and (v == me or v == '') and redis.call('EXISTS', q, hd, fw)
+if busy == 0 and v == me then
+	redis.call('DEL', lock)
+	watchers = false
+	return 1
+end
+if busy and (busy == 0 or redis.call('EXISTS', q) == 0) then
 	if v == me then
 		redis.call('DEL', lock)
 		-- Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for.
