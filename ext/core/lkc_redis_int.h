@@ -100,6 +100,7 @@ typedef struct {
 	int spare_node;
 	uint64_t conn_gen;       /* counts the times conn was dropped or swapped */
 	uint64_t write_gen;      /* conn_gen when the last commands were sent: WAIT covers only that connection's writes */
+	int fence_wanted;        /* a fencing token was asked for: a single attempt takes one with the hold */
 } lkc_rs_store;
 
 /* The budget of one store operation. */
