@@ -94,7 +94,7 @@ end
 -- The write hold (a blocking acquire: a single attempt is a transaction, see lkc_rs_try_write).
 if easy then
 	set_lock(me, ttl)
-	local f = bump()
+	local f = bump(ttl)
 	H = heads()
 	return f
 end
@@ -121,7 +121,7 @@ end
 local function take_write()
 	redis.call('DEL', rd)
 	set_lock(me, ttl)
-	local f = bump()
+	local f = bump(ttl)
 	after(leave())
 	H = heads()
 	return f

@@ -17,20 +17,23 @@ local function run()
 -- The lock key says our token for our write hold, '' for readers (no owner is empty).
 local me, delay = ARGV[1], ARGV[2]
 local v = redis.call('GET', lock)
--- The write hold when nobody waits, no hand-off is on record and nobody waits for the
--- resource to be free: the common release, three calls.
-local busy = delay == '0' and (v == me or v == '') and redis.call('EXISTS', q, hd, fw)
-if busy == 0 and v == me then
+-- Which of the queue, the hand-off records and the waitUntilFree() callers exist, in one
+-- call: EXISTS counts a key as often as it is named, q four times, hd twice, fw once.
+local e = redis.call('EXISTS', q, q, q, q, hd, hd, fw)
+local queued, records = e >= 4, e % 4 >= 2
+-- Nobody can start waiting for the resource to be free while we run.
+watchers = e % 2 == 1
+-- The write hold when none of them exists: the common release, three calls.
+if delay == '0' and v == me and e == 0 then
 	redis.call('DEL', lock)
-	watchers = false
 	return 1
 end
-if busy and (busy == 0 or redis.call('EXISTS', q) == 0) then
+if delay == '0' and (v == me or v == '') and not queued then
 	if v == me then
 		redis.call('DEL', lock)
 		-- Other hand-off records have no live hold: we held the write hold. They go in time, whatever they were kept for.
 		redis.call('HDEL', mb, me)
-		if redis.call('ZREM', hd, me) == 1 and redis.call('PTTL', hd) == -1 then
+		if records and redis.call('ZREM', hd, me) == 1 and redis.call('PTTL', hd) == -1 then
 			redis.call('PEXPIRE', hd, @LKC_RS_WAKE_TTL@)
 			redis.call('PEXPIRE', mb, @LKC_RS_WAKE_TTL@)
 		end
@@ -49,30 +52,33 @@ end
 --@include core.lua
 --@include queue.lua
 -- Our write hold, given up now, fair, while others wait: a live writer
--- heads the queue, no reader or cooldown is anywhere, and another waiter
--- watches. The head gets the hold as settle() would give it, with fewer
--- calls; anything else takes the general way below.
+-- heads the queue and no reader, cooldown or pending promotion is anywhere.
+-- The head gets the hold as settle() would give it, with fewer calls (it
+-- knows what settle() would look up again); anything else takes the
+-- general way below.
 if delay == '0' and v == me and ARGV[3] == '1' then
 	local h = redis.call('LINDEX', q, 0)
 	local d, ttl, m, t
 	if h then d, ttl, m, t = entry(h) end
-	local w = m == 'w' and redis.call('GET', ws)
 	local now = now_ms()
-	if w and w ~= h and redis.call('EXISTS', rd, pk) == 0 and d >= now then
+	if m == 'w' and d >= now and redis.call('EXISTS', rd, pk) == 0 then
+		local w = redis.call('GET', ws)
 		-- As in the other short way: the records left have no live hold, so none is kept for them.
-		if forget(me) and redis.call('PTTL', hd) == -1 then
+		if records and forget(me) and redis.call('PTTL', hd) == -1 then
 			redis.call('PEXPIRE', hd, @LKC_RS_WAKE_TTL@)
 			redis.call('PEXPIRE', mb, @LKC_RS_WAKE_TTL@)
 		end
 		local given = {}
 		give(h, ttl, m, t, d, now, given, true)
 		send(given, now)
+		-- Another waiter that watches goes on watching; else one is appointed, if anybody is left.
+		if not w or w == h then appoint(now, given, w) end
 		return 1
 	end
 end
 local fair, now = ARGV[3], now_ms()
 -- Whoever releases picked up what was handed to it: its hand-off record goes.
-if forget(me) then relife() end
+if records and forget(me) then relife() end
 local function cool()
 	if cooldown(now) < now + tonumber(delay) then add_reader('', delay, now) end
 	wake_head()

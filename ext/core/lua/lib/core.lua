@@ -23,12 +23,13 @@ local function count(k)
 	end
 	return f
 end
--- The next fencing token.
-local function bump()
+-- The next fencing token; ttl: the TTL ("" none) the lock key was just given, else it is looked up.
+local function bump(ttl)
 	local f = count(fk)
 	-- It goes when the resource stays idle long enough: LKC_RS_FENCE_TTL, shorter for short holds.
-	local px, l = @LKC_RS_FENCE_TTL@, redis.call('PTTL', lock)
-	if l > 0 and l * @LKC_RS_FENCE_TTLS@ < px then px = l * @LKC_RS_FENCE_TTLS@ end
+	local px, l = @LKC_RS_FENCE_TTL@, tonumber(ttl)
+	if not ttl then l = redis.call('PTTL', lock) end
+	if l and l > 0 and l * @LKC_RS_FENCE_TTLS@ < px then px = l * @LKC_RS_FENCE_TTLS@ end
 	redis.call('PEXPIRE', fk, px)
 	return f
 end

@@ -23,10 +23,10 @@ local function wake_head()
 		wake(t, 'c')
 	end
 end
--- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion (unless none is: nopk).
-local function drop(h, nopk)
+-- Forgets a waiter's entry (its place in the list goes separately) and its pending promotion (unless none is: clean).
+local function drop(h, clean)
 	redis.call('HDEL', qd, h)
-	if not nopk and redis.call('GET', pk) == h then redis.call('DEL', pk) end
+	if not clean and redis.call('GET', pk) == h then redis.call('DEL', pk) end
 end
 -- A hand-off's record in the mailbox: the ticket of the list its message
 -- goes to, whether it went there ("d") or waits for the caller's deliver
@@ -55,18 +55,18 @@ end
 -- Hands the head h what it waits for, with its TTL. A writer or promoter
 -- is only served when no other reader lives, so the readers' set goes
 -- (the promoter's own read hold with it). Its message goes out with send.
--- nopk: no promotion is pending.
-local function give(h, ttl, m, t, d, now, given, nopk)
+-- clean: no promotion is pending and no readers' set exists.
+local function give(h, ttl, m, t, d, now, given, clean)
 	redis.call('LPOP', q)
-	drop(h, nopk)
+	drop(h, clean)
 	local msg
 	if m == 'r' then
 		add_reader(h, ttl, now)
 		msg = string.format('y@%.0f', now)
 	else
-		redis.call('DEL', rd)
+		if not clean then redis.call('DEL', rd) end
 		set_lock(h, ttl)
-		msg = string.format('y%.0f@%.0f', bump(), now)
+		msg = string.format('y%.0f@%.0f', bump(ttl), now)
 	end
 	given[#given + 1] = {h = h, t = t, ttl = ttl, d = d, msg = msg}
 	given[h] = true
@@ -82,9 +82,9 @@ local function send(given, now)
 	for _, g in ipairs(given) do
 		local msg, w, state, at = g.msg .. '#' .. hs, wk(g.t), 'd', now
 		if w then
-			local p = redis.call('PTTL', w)
 			redis.call('RPUSH', w, msg)
-			outlive(w, p, g.ttl)
+			-- A ticket is handed a hold once, and the life this gives its list is the longest it gets.
+			outlive(w, -2, g.ttl)
 		else
 			state, at = 'u', g.d - @LKC_RS_GRACE@
 			hints[#hints + 1] = 'y' .. g.t
@@ -100,8 +100,8 @@ end
 -- told to: the one that has slept longest, by a "w" (with the tickets to
 -- look at) on the list every waiter sleeps on besides its own. The watch
 -- is marked taken ("", which no owner is) until a waiter claims it.
-local function appoint(now, given)
-	local w = redis.call('GET', ws)
+local function appoint(now, given, w)
+	if w == nil then w = redis.call('GET', ws) end
 	if w and not given[w] then return end
 	if live_head(now) then
 		local ts = {}
@@ -123,8 +123,11 @@ local function settle(fair)
 	local v = redis.call('GET', lock)
 	if v and v ~= '' then return false end
 	local now = now_ms()
-	local n = live_readers(now)
-	local cool = cooldown(now) > 0
+	local n, cool = 0, false
+	if redis.call('EXISTS', rd) == 1 then
+		n = live_readers(now)
+		cool = cooldown(now) > 0
+	end
 	local given = {}
 	while true do
 		local h, ttl, m, t, d = live_head(now)
