@@ -19,7 +19,7 @@ const FONT = 'DejaVu Sans, Verdana, Arial, sans-serif';
 /* Colours by role: ours, ours in another mode, the bare primitive, Symfony, a framework over our adapter. */
 const ROLE_COLOURS = ['ours' => '#1d4ed8', 'ours-alt' => '#0891b2', 'floor' => '#4b5563', 'peer' => '#c2410c',
 	'framework' => '#7c3aed'];
-const ROLE_NAMES = ['ours' => 'ours', 'ours-alt' => 'ours, another mode', 'floor' => 'the floor (bare primitive)',
+const ROLE_NAMES = ['ours' => 'ours', 'ours-alt' => 'ours, fair => false', 'floor' => 'the floor (bare primitive)',
 	'peer' => 'Symfony Lock 5.4', 'framework' => 'a framework over our adapter'];
 /* One colour per contention process. */
 const PROCESS_COLOURS = ['#1f77b4', '#ff7f0e', '#2ca02c', '#d62728', '#9467bd', '#8c564b', '#e377c2', '#17becf'];
@@ -273,7 +273,7 @@ function handoff_chart(array $handoffs, array $header): ?string
 	}
 	[$lo, $hi] = decades($all);
 	$x0 = 290;
-	$x1 = 740;
+	$x1 = 715;
 	$roles = [];
 	$body = '';
 	$y = 118;
@@ -305,7 +305,7 @@ function handoff_chart(array $handoffs, array $header): ?string
 			$body .= sprintf('<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="3.5"/>',
 				c($m), c($mid - 10), c($m), c($mid + 10), $colour) . "\n";
 			$body .= text($x1 + 14, $mid + 4, 'p50 ' . ms($p50), 'font-size="12"');
-			$body .= text($x1 + 118, $mid + 4, 'p99 ' . ms($p99), 'font-size="12"');
+			$body .= text($x1 + 112, $mid + 4, 'p99 ' . ms($p99), 'font-size="12"');
 			$body .= text(WIDTH - 24, $mid + 4, sprintf('n=%d', count($lat)), 'font-size="11" fill="#6b7280" text-anchor="end"');
 			$y += $rowHeight;
 		}
