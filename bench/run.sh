@@ -2,7 +2,9 @@
 # The benchmark against the peers, in one run: rates of uncontended acquire+release
 # cycles (Redis, flock, semaphore), memory growth over many cycles, handoff latency
 # of blocking waits and 8-process contention. Prints the table and writes it to
-# bench/results/latest.txt; exits 1 when a target is missed.
+# bench/results/latest.txt, with SVG charts of the groups that ran beside it
+# (latest-handoff.svg, latest-contention.svg, latest-rates.svg; bench/chart.php);
+# exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
 #   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)
@@ -18,7 +20,8 @@
 # to BENCH_HANDOFF_DELAY_MS (110) before it releases; BENCH_CONTENTION_SECONDS (5)
 # of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; BENCH_DISTINCT
 # (1000000) distinct names acquired and released once on each store, Redis keys given
-# BENCH_DISTINCT_SETTLE (15) seconds to expire; PHP picks the php binary.
+# BENCH_DISTINCT_SETTLE (15) seconds to expire; PHP picks the php binary;
+# BENCH_CHARTS_DIR, when set, is a directory that also gets the charts, as bench-*.svg.
 # bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -34,6 +37,7 @@ handoff_delay="${BENCH_HANDOFF_DELAY_MS:-110}"
 contention_seconds="${BENCH_CONTENTION_SECONDS:-5}"
 contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
+charts_dir="${BENCH_CHARTS_DIR:-}"
 ext="$root/modules/lock.so"
 
 all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql)
@@ -42,7 +46,7 @@ for arg in "$@"; do
 	case "$arg" in
 		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
-		-h | --help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)" >&2; exit 2 ;;
 	esac
 done
@@ -58,6 +62,10 @@ for count in "$rounds" "$mem_flock" "$mem_redis" "$handoffs" "$handoff_rounds" "
 		exit 2
 	fi
 done
+if [ -n "$charts_dir" ] && ! mkdir -p "$charts_dir"; then
+	echo "bench: BENCH_CHARTS_DIR '$charts_dir' is not a directory that can be made" >&2
+	exit 2
+fi
 # Handoffs per round (the total is rounded up to whole rounds) and seconds of one contention slice.
 handoff_slice=$(((handoffs + handoff_rounds - 1) / handoff_rounds))
 contention_slice="$(awk -v s="$contention_seconds" -v r="$contention_rounds" 'BEGIN { printf "%.3f", s / r }')"
@@ -185,6 +193,9 @@ mkdir -p "$work/flock"
 export BENCH_DIR="$work/flock"
 export BENCH_RESOURCE="lock-bench-$$"
 export BENCH_HANDOFF_DELAY_MS="$handoff_delay"
+# Each contention process's waits, for the chart.
+mkdir -p "$work/waits"
+export BENCH_WAITS_DIR="$work/waits"
 
 # Sets cmd to the command of one contender, a PHP process of its own: ours with the
 # extension, the peers without it.
@@ -386,4 +397,16 @@ load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/lo
 BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds; handoffs $((handoff_slice * handoff_rounds)) in $handoff_rounds rounds, pause <= $handoff_delay ms; contention $contention_seconds s in $contention_rounds rounds; took $((SECONDS - started)) s"
 "$php" -n "$bench/report.php" "$raw" "$header" | tee "$bench/results/latest.txt"
 status=${PIPESTATUS[0]}
+# The charts of this run; one of a group that did not run would be of an older run.
+rm -f "$bench/results"/latest-*.svg
+if "$php" -n "$bench/chart.php" "$raw" "$work/waits" "$header" "$bench/results/latest-" >"$work/charts"; then
+	while IFS= read -r svg; do
+		echo "bench: chart $svg" >&2
+		if [ -n "$charts_dir" ]; then
+			cp "$svg" "$charts_dir/bench-${svg##*/latest-}" && echo "bench: chart $charts_dir/bench-${svg##*/latest-}" >&2
+		fi
+	done <"$work/charts"
+else
+	echo "bench: bench/chart.php could not draw the charts (see above)" >&2
+fi
 exit "$status"

@@ -20,8 +20,12 @@
  * counts as work), release, then OTHER_US of other work (usleep, like I/O, leaving
  * the CPUs to the holder and the woken waiter). Each reports its count, the time it
  * held the lock (from acquire() returning to release() being called, cut at the
- * end), its longest wait (from the call to acquire() to its return) and its hold
- * intervals, which the worker merges to check that no two overlapped.
+ * end), its longest wait (from the call to acquire() to its return) and, for each
+ * hold, when acquire() was called, returned and when release() was called; the
+ * worker merges the holds to check that no two overlapped. When BENCH_WAITS_DIR is
+ * set, the worker also appends each slice's waits to BENCH_WAITS_DIR/<name>.waits,
+ * one line per process: "<slice> <process> <returned> <wait> <returned> <wait> ..."
+ * (ns; the return counted from the slice's start), for bench/chart.php.
  */
 
 declare(strict_types=1);
@@ -179,7 +183,8 @@ function bench_handoffs(callable $acquire, callable $release, int $pid, $sock, i
 
 /**
  * One process of the contention contender: for each "go <start> <end>" it runs
- * cycles from start to end and reports "<count> <held> <longest-wait> <intervals...>".
+ * cycles from start to end and reports "<count> <held> <longest-wait>", then
+ * "<called> <returned> <released>" of each hold.
  */
 function bench_contender_loop($sock, string $group, string $who, string $resource): void
 {
@@ -197,7 +202,7 @@ function bench_contender_loop($sock, string $group, string $who, string $resourc
 		$count = 0;
 		$held = 0;
 		$longest = 0;
-		$intervals = [];
+		$holds = [];
 		while (($called = hrtime(true)) < $end) {
 			$acquire();
 			$got = hrtime(true);
@@ -214,17 +219,19 @@ function bench_contender_loop($sock, string $group, string $who, string $resourc
 			$release();
 			$count++;
 			$held += min($done, $end) - $got;
-			$intervals[] = $got;
-			$intervals[] = $done;
+			array_push($holds, $called, $got, $done);
 			usleep(OTHER_US);
 		}
-		fwrite($sock, "$count $held $longest " . implode(' ', $intervals) . "\n");
+		fwrite($sock, "$count $held $longest " . implode(' ', $holds) . "\n");
 	}
 	$cleanup();
 }
 
-/** Runs one contention slice of $seconds over the partners; returns the summary line. */
-function bench_contend(array $partners, float $seconds): string
+/**
+ * Runs one contention slice of $seconds over the partners; returns the summary line.
+ * With $waits, appends each process's waits to that file as slice number $slice.
+ */
+function bench_contend(array $partners, float $seconds, ?string $waits = null, int $slice = 0): string
 {
 	/* A common start shortly ahead, so that every process is ready for it. */
 	$start = hrtime(true) + 50_000_000;
@@ -236,14 +243,21 @@ function bench_contend(array $partners, float $seconds): string
 	$longest = 0;
 	$counts = [];
 	$intervals = [];
+	$lines = '';
 	foreach ($partners as $i => [, $sock]) {
 		$f = array_map('intval', explode(' ', bench_read($sock, "contender $i")));
 		$counts[] = $f[0];
 		$held += $f[1];
 		$longest = max($longest, $f[2]);
-		for ($k = 3; $k + 1 < count($f); $k += 2) {
-			$intervals[] = [$f[$k], $f[$k + 1]];
+		$line = "$slice $i";
+		for ($k = 3; $k + 2 < count($f); $k += 3) {
+			$intervals[] = [$f[$k + 1], $f[$k + 2]];
+			$line .= ' ' . ($f[$k + 1] - $start) . ' ' . ($f[$k + 1] - $f[$k]);
 		}
+		$lines .= "$line\n";
+	}
+	if ($waits !== null && file_put_contents($waits, $lines, FILE_APPEND) === false) {
+		bench_fail("cannot write $waits");
 	}
 	/* Mutual exclusion, seen from the clock: sorted by start, no hold may begin before the last one ended. */
 	usort($intervals, static fn ($a, $b) => $a[0] <=> $b[0]);
@@ -303,6 +317,9 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		$partners[] = bench_fork(static fn ($s) => bench_contender_loop($s, $group, $who, $resource));
 	}
 	bench_contend($partners, $warmup);
+	$dir = getenv('BENCH_WAITS_DIR');
+	$waits = $dir === false || $dir === '' ? null : "$dir/$name.waits";
+	$slice = 0;
 	echo "ready\n";
 	while (($line = fgets(STDIN)) !== false) {
 		$cmd = explode(' ', trim($line));
@@ -312,7 +329,7 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		if ($cmd[0] !== 'contend' || !isset($cmd[1])) {
 			bench_fail('unknown command ' . trim($line));
 		}
-		echo bench_contend($partners, (float) $cmd[1]), "\n";
+		echo bench_contend($partners, (float) $cmd[1], $waits, ++$slice), "\n";
 	}
 	foreach ($partners as [$pid, $sock]) {
 		fclose($sock);
