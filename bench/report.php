@@ -66,6 +66,9 @@ const FRAMEWORK_HANDOFF_OWN = [['Laravel RedisLock block()', 'handoff.redis.lv-o
  * the floor, and the most ours' p50 may be, as times the floor's (paired by round).
  */
 const FLOOR_HANDOFF = [
+	['redis: vs a bare token, RPUSH -> BLPOP', 'handoff.redis.ours', 'handoff.redis.floor', 1.3],
+	['flock: vs a waiter blocked in flock(LOCK_EX)', 'handoff.flock.ours', 'handoff.flock.floor', 1.5],
+	['sem: vs a waiter blocked in sem_acquire()', 'handoff.sem.ours', 'handoff.sem.floor', 1.5],
 	['pgsql: vs a bare pg_advisory_lock() waiter', 'handoff.pgsql.ours', 'handoff.pgsql.floor', 1.5],
 	['mysql: vs a bare GET_LOCK() waiter', 'handoff.mysql.ours', 'handoff.mysql.floor', 1.5],
 ];
@@ -102,6 +105,17 @@ const CONTENTION = [
 	['redis, fair => false', 'contend.redis.ours-unfair', 'contend.redis.symfony', null, null, null],
 	['flock', 'contend.flock.ours', 'contend.flock.symfony', 90.0, 3 * 8 * 1.0 + 2.0, 10.0],
 	['sem', 'contend.sem.ours', 'contend.sem.symfony', 90.0, 3 * 8 * 1.0 + 2.0, 10.0],
+];
+
+/*
+ * Contention against the bare primitive passed between the same 8 processes: store,
+ * ours, the floor, the most points ours' utilisation may fall below the floor's (null:
+ * for information).
+ */
+const FLOOR_CONTENTION = [
+	['redis', 'contend.redis.ours', 'contend.redis.floor', 3.0],
+	['flock', 'contend.flock.ours', 'contend.flock.floor', null],
+	['sem', 'contend.sem.ours', 'contend.sem.floor', null],
 ];
 
 /* A contender whose rounds differ by more than this (percent of its median) ran on a busy machine. */
@@ -313,6 +327,16 @@ foreach (CONTENTION as [$store, $ours, $peer, $utilTarget, $waitTarget, $spreadT
 		$spreadTarget === null ? '-' : sprintf('<= %.0f%%', $spreadTarget), $spreadTarget === null ? null : $da <= $spreadTarget);
 	/* Holds that overlapped in time would mean a broken lock (or a broken measurement): ours must have none. */
 	$addRow('contention', "$store: holds that overlapped", (string) $oa, (string) $ob, '-', '0', $oa === 0);
+}
+foreach (FLOOR_CONTENTION as [$store, $ours, $floor, $points]) {
+	if (!isset($contention[$ours], $contention[$floor])) {
+		continue;
+	}
+	[$ua] = $totals($contention[$ours]);
+	[$uf] = $totals($contention[$floor]);
+	$addRow('contention', "$store: utilisation vs the bare primitive", sprintf('%.1f%%', $ua), sprintf('%.1f%%', $uf),
+		sprintf('%+.1f pts', $ua - $uf), $points === null ? '-' : sprintf('>= floor - %.0f pts', $points),
+		$points === null ? null : $ua >= $uf - $points);
 }
 
 foreach (MEMORY as [$contender, $label]) {

@@ -345,13 +345,15 @@ for g in "${groups[@]}"; do
 			;;
 		handoff)
 			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
-				handoff.redis.ours handoff.redis.symfony handoff.redis.ours-unfair \
-				handoff.flock.ours handoff.flock.symfony handoff.sem.ours handoff.sem.symfony
+				handoff.redis.ours handoff.redis.floor handoff.redis.symfony handoff.redis.ours-unfair \
+				handoff.flock.ours handoff.flock.floor handoff.flock.symfony \
+				handoff.sem.ours handoff.sem.floor handoff.sem.symfony
 			;;
 		contention)
 			serve_group contend "$contention_rounds" 0.2 "contend $contention_slice" \
-				contend.redis.ours contend.redis.symfony contend.redis.ours-unfair \
-				contend.flock.ours contend.flock.symfony contend.sem.ours contend.sem.symfony
+				contend.redis.ours contend.redis.floor contend.redis.symfony contend.redis.ours-unfair \
+				contend.flock.ours contend.flock.floor contend.flock.symfony \
+				contend.sem.ours contend.sem.floor contend.sem.symfony
 			;;
 		topology)
 			# TLS, Sentinel, Cluster and replica acknowledgement, beside one plain server in the same rounds.

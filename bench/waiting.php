@@ -68,10 +68,10 @@ function bench_waiting_lock(string $group, string $who, string $resource, bool $
 			static fn () => $store->forceRelease($resource),
 		];
 	}
+	if ($who === 'floor' && ($group === 'redis' || $group === 'flock' || $group === 'sem')) {
+		return bench_bare_waiting_lock($group, $resource);
+	}
 	if ($who === 'floor') {
-		if ($group !== 'pgsql' && $group !== 'mysql') {
-			bench_fail("$who is for pgsql and mysql only");
-		}
 		// The bare primitive's own wait: pg_advisory_lock() or GET_LOCK(), woken by the server's lock queue.
 		[$take, $give, $close] = bench_db_floor($group, $resource);
 		return [
@@ -95,6 +95,93 @@ function bench_waiting_lock(string $group, string $who, string $resource, bool $
 		static fn () => $lock->release(),
 		static fn () => null,
 	];
+}
+
+/**
+ * The bare primitive's own wait, as bench_waiting_lock's triple: Redis, a token
+ * passed through a list (BLPOP takes it, RPUSH gives it back: the server wakes
+ * the waiter that blocked first); flock, flock(LOCK_EX) on a file opened once;
+ * sem, sem_acquire() on a set got once. The token and the set are made by
+ * bench_bare_setup before the processes fork.
+ */
+function bench_bare_waiting_lock(string $group, string $resource): array
+{
+	if ($group === 'redis') {
+		$redis = bench_phpredis();
+		$list = bench_bare_name($resource);
+		return [
+			static function () use ($redis, $list): void {
+				if ($redis->blPop([$list], (int) ceil(WAIT_LIMIT)) === []) {
+					bench_fail('the token did not come within ' . WAIT_LIMIT . ' s');
+				}
+			},
+			static fn () => $redis->rPush($list, 't'),
+			static fn () => null,
+		];
+	}
+	if ($group === 'flock') {
+		$fp = fopen(bench_env('BENCH_DIR') . '/' . bench_bare_name($resource), 'c');
+		if ($fp === false) {
+			bench_fail('cannot open the floor\'s lock file');
+		}
+		return [
+			static function () use ($fp): void {
+				if (!flock($fp, LOCK_EX)) {
+					bench_fail('flock(LOCK_EX) failed');
+				}
+			},
+			static fn () => flock($fp, LOCK_UN),
+			static fn () => fclose($fp),
+		];
+	}
+	$sem = sem_get(bench_bare_key($resource), 1, 0600, false);
+	if ($sem === false) {
+		bench_fail('sem_get failed');
+	}
+	return [
+		static function () use ($sem): void {
+			if (!sem_acquire($sem)) {
+				bench_fail('sem_acquire failed');
+			}
+		},
+		static fn () => sem_release($sem),
+		static fn () => null,
+	];
+}
+
+/** The floor's list or file name for $resource. */
+function bench_bare_name(string $resource): string
+{
+	return 'floor-' . hash('crc32b', $resource);
+}
+
+/** The floor's semaphore key for $resource. */
+function bench_bare_key(string $resource): int
+{
+	return 0x10000000 | (crc32("floor:$resource") & 0x0fffffff);
+}
+
+/** Before a floor's processes fork: one token in the Redis list; returns what undoes it after they end. */
+function bench_bare_setup(string $group, string $resource): callable
+{
+	if ($group === 'redis') {
+		$redis = bench_phpredis();
+		$list = bench_bare_name($resource);
+		$redis->del($list);
+		$redis->rPush($list, 't');
+		/* Closed before the fork: no child may share the connection. */
+		$redis->close();
+		return static fn () => bench_phpredis()->del($list);
+	}
+	if ($group === 'sem') {
+		return static function () use ($resource): void {
+			$sem = sem_get(bench_bare_key($resource), 1, 0600, false);
+			if ($sem !== false) {
+				sem_remove($sem);
+			}
+		};
+	}
+	return static fn () => @unlink(bench_env('BENCH_DIR') . '/' . bench_bare_name($resource));
 }
 
 /** Whether process $pid sleeps in the kernel (state S or D), i.e. is blocked. */
@@ -280,6 +367,8 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		bench_fail("unknown contender $name");
 	}
 	[$kind, $group, $who] = $parts;
+	$unset = $who === 'floor' && in_array($group, ['redis', 'flock', 'sem'], true)
+		? bench_bare_setup($group, $resource) : static fn () => null;
 	/* Loaded before the fork, so that the partners share the work of loading it. */
 	if ($who === 'symfony') {
 		bench_symfony();
@@ -307,6 +396,7 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		fclose($sock);
 		pcntl_waitpid($pid, $status);
 		$cleanup();
+		$unset();
 		return;
 	}
 	if ($kind !== 'contend') {
@@ -335,4 +425,5 @@ function bench_waiting_serve(string $name, string $resource, float $warmup): voi
 		fclose($sock);
 		pcntl_waitpid($pid, $status);
 	}
+	$unset();
 }
