@@ -79,21 +79,22 @@ static lkc_rc lkc_rs_fence_of(lkc_rs_store *s, const char *key, size_t key_len, 
 
 /*
  * One attempt at the write hold by a hold that has none, in one write and one
- * round trip: MULTI, SET NX PX, the hand-off records' EXISTS, the tickets'
- * GET, EXEC; with the INCR of the fencing counter (and its PEXPIRE) before
- * them once this store was asked for a token. The lock key exists whenever
- * anybody holds the resource in any mode, so SET NX is the whole check, and
- * the transaction hands out the token atomically with the take. Without the
- * INCR, the token is made when first asked for, by the fence script, which
- * checks that the hold is still ours in the same step: a token made during
- * the hold is above every token of the holds before it all the same. A failed
- * attempt with the INCR burns a token. An ambiguous failure is settled by
- * asking who holds the resource, and the attempt is sent again only when
- * nobody does.
+ * round trip: SET NX PX, the hand-off records' EXISTS and the tickets' GET;
+ * with the INCR of the fencing counter (and its PEXPIRE) after them once this
+ * store was asked for a token. The lock key exists whenever anybody holds the
+ * resource in any mode, so SET NX is the whole check. The INCR must be
+ * atomic with the take, and on a cluster a slot that moves between two
+ * commands must redirect all of them, so those attempts are a transaction
+ * (MULTI ... EXEC); the others need none (EXISTS and GET only hint). Without
+ * the INCR, the token is made when first asked for, by the fence script,
+ * which checks that the hold is still ours in the same step: a token made
+ * during the hold is above every token of the holds before it all the same.
+ * A failed attempt with the INCR burns a token. An ambiguous failure is
+ * settled by asking who holds the resource, and the attempt is sent again
+ * only when nobody does.
  */
 static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req, lkc_err *err)
 {
-	static const char *names[7] = { "MULTI", "SET", "EXISTS", "GET", "INCR", "PEXPIRE", "EXEC" };
 	/* The fencing counter, the hand-off records and the tickets, in one allocation: this is every single attempt's path. */
 	size_t sub_len = req->key_len + 2;
 	char *keys = malloc(3 * (sub_len + 1));
@@ -108,14 +109,14 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 	size_t set_len[6] = { 3, req->key_len, req->owner_len, 2, 2, strlen(req->ttl) };
 	size_t incr_len[2] = { 4, sub_len }, exists_len[2] = { 6, sub_len }, get_len[2] = { 3, sub_len };
 	size_t expire_len[3] = { 7, sub_len, 0 };
-	/* The token's two commands come last before EXEC, and go when nobody asks for tokens. */
-	int n = s->fence_wanted ? 7 : 5, queued = n - 2;
-	lkc_rs_cmd cmds[7] = {
-		{ 1, multi, multi_len }, { req->ttl[0] != '\0' ? 6 : 4, set, set_len }, { 2, exists, exists_len },
-		{ 2, get, get_len }, { 2, incr, incr_len }, { 3, expire, expire_len }, { 1, exec, exec_len },
-	};
-	redisReply *replies[7], *outcome;
+	int fenced = s->fence_wanted, atomic = fenced || s->topo.kind == LKC_REDIS_CLUSTER;
+	/* SET, EXISTS, GET, then INCR and PEXPIRE when fenced: what each answered. */
+	const redisReply *got[5] = { NULL };
+	const char *names[7];
+	lkc_rs_cmd cmds[7];
+	redisReply *replies[7];
 	long long ttl = req->ttl[0] != '\0' ? strtoll(req->ttl, NULL, 10) : 0;
+	int n = 0, ran = fenced ? 5 : 3;
 	lkc_rs_op op;
 	lkc_rc rc;
 	int stale = 0;
@@ -123,8 +124,25 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 	if (keys == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	if (n == 5) {
-		cmds[4] = cmds[6];
+	if (atomic) {
+		names[n] = "MULTI";
+		cmds[n++] = (lkc_rs_cmd) { 1, multi, multi_len };
+	}
+	names[n] = "SET";
+	cmds[n++] = (lkc_rs_cmd) { req->ttl[0] != '\0' ? 6 : 4, set, set_len };
+	names[n] = "EXISTS";
+	cmds[n++] = (lkc_rs_cmd) { 2, exists, exists_len };
+	names[n] = "GET";
+	cmds[n++] = (lkc_rs_cmd) { 2, get, get_len };
+	if (fenced) {
+		names[n] = "INCR";
+		cmds[n++] = (lkc_rs_cmd) { 2, incr, incr_len };
+		names[n] = "PEXPIRE";
+		cmds[n++] = (lkc_rs_cmd) { 3, expire, expire_len };
+	}
+	if (atomic) {
+		names[n] = "EXEC";
+		cmds[n++] = (lkc_rs_cmd) { 1, exec, exec_len };
 	}
 	memcpy(counter, req->key, req->key_len);
 	memcpy(counter + req->key_len, ":f", 3);
@@ -149,7 +167,7 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 			return rc;
 		}
 		op.recovered = 1;
-		/* The transaction may have run before the connection failed: the keys tell whether we hold the lock. */
+		/* The attempt may have run before the connection failed: the keys tell whether we hold the lock. */
 		rc = lkc_rs_state(s, &op, req->key, req->key_len, hold->owner, hold->owner_len, &state, err);
 		if (rc != LKC_OK || state != 0) {
 			free(keys);
@@ -160,38 +178,50 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 			}
 			return rc != LKC_OK ? rc : lkc_rs_busy(s, LKC_RS_REFUSED, err);
 		}
-		/* Nobody holds it, so the transaction did not take it and sending it again is safe. */
+		/* Nobody holds it, so the attempt did not take it and sending it again is safe. */
 	}
 	free(keys);
-	outcome = replies[n - 1];
 	rc = LKC_OK;
 	/* A refusal (NOAUTH, OOM, READONLY) shows first on the command that met it. */
 	for (int i = 0; i < n && rc == LKC_OK; i++) {
 		if (replies[i]->type == REDIS_REPLY_ERROR) {
-			rc = lkc_rs_refused(s, names[i < n - 1 ? i : 6], replies[i], err);
+			rc = lkc_rs_refused(s, names[i], replies[i], err);
 		}
 	}
-	for (int i = 1; i < n - 1 && rc == LKC_OK; i++) {
-		if (!lkc_rs_is_status(replies[i], "QUEUED")) {
-			rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
-		}
-	}
-	if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY
-		|| outcome->elements != (size_t) queued || outcome->element[1]->type != REDIS_REPLY_INTEGER
-		|| (queued == 5 && outcome->element[3]->type != REDIS_REPLY_INTEGER))) {
-		rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
-	} else if (rc == LKC_OK && lkc_rs_is_ok(outcome->element[0])) {
-		int64_t last = lkc_rs_ticket_of(outcome->element[2]);
+	if (rc == LKC_OK && atomic) {
+		const redisReply *outcome = replies[n - 1];
 
-		hold->fence = queued == 5 ? outcome->element[3]->integer : -1;
+		for (int i = 1; i < n - 1 && rc == LKC_OK; i++) {
+			if (!lkc_rs_is_status(replies[i], "QUEUED")) {
+				rc = lkc_rs_unexpected(s, "the acquire transaction", replies[i], err);
+			}
+		}
+		if (rc == LKC_OK && (!lkc_rs_is_ok(replies[0]) || outcome->type != REDIS_REPLY_ARRAY
+			|| outcome->elements != (size_t) ran)) {
+			rc = lkc_rs_unexpected(s, "the acquire transaction", outcome, err);
+		}
+		for (int i = 0; rc == LKC_OK && i < ran; i++) {
+			got[i] = outcome->element[i];
+		}
+	} else if (rc == LKC_OK) {
+		for (int i = 0; i < ran; i++) {
+			got[i] = replies[i];
+		}
+	}
+	if (rc == LKC_OK && (got[1]->type != REDIS_REPLY_INTEGER || (fenced && got[3]->type != REDIS_REPLY_INTEGER))) {
+		rc = lkc_rs_unexpected(s, "the single attempt", got[got[1]->type != REDIS_REPLY_INTEGER ? 1 : 3], err);
+	} else if (rc == LKC_OK && lkc_rs_is_ok(got[0])) {
+		int64_t last = lkc_rs_ticket_of(got[2]);
+
+		hold->fence = fenced ? got[3]->integer : -1;
 		/* Nobody was queued (the lock key was free), so the next two arrivals will head the queue. */
 		hold->next[0] = last > 0 ? last + 1 : 0;
 		hold->next[1] = last > 0 ? last + 2 : 0;
-	} else if (rc == LKC_OK && outcome->element[0]->type == REDIS_REPLY_NIL) {
+	} else if (rc == LKC_OK && got[0]->type == REDIS_REPLY_NIL) {
 		rc = lkc_rs_busy(s, LKC_RS_REFUSED, err);
-		stale = outcome->element[1]->integer > 0;
+		stale = got[1]->integer > 0;
 	} else if (rc == LKC_OK) {
-		rc = lkc_rs_unexpected(s, "SET", outcome->element[0], err);
+		rc = lkc_rs_unexpected(s, "SET", got[0], err);
 	}
 	lkc_rs_free_replies(replies, n);
 	if (stale) {

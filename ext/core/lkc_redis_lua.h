@@ -481,6 +481,7 @@ static const char lkc_rs_acquire_lua[] =
 	"\tredis.call('PEXPIRE', fl, 10000)\n"
 	"\tredis.call('DEL', fw)\n"
 	"end\n"
+	"if type(r) == 'number' and H[1] == '0' and H[2] == '0' and #hints == 0 then return r end\n"
 	"return {r, H[1], H[2], unpack(hints)}\n";
 static const char *const lkc_rs_acquire_keys[] = { ":r", ":q", ":qd", ":h", ":ws", ":p", ":f", ":t", ":m", ":wl", ":fw", ":fl", NULL };
 static const int lkc_rs_acquire_lists = 1;
@@ -793,6 +794,7 @@ static const char lkc_rs_check_lua[] =
 	"\tredis.call('PEXPIRE', fl, 10000)\n"
 	"\tredis.call('DEL', fw)\n"
 	"end\n"
+	"if type(r) == 'number' and H[1] == '0' and H[2] == '0' and #hints == 0 then return r end\n"
 	"return {r, H[1], H[2], unpack(hints)}\n";
 static const char *const lkc_rs_check_keys[] = { ":r", ":q", ":qd", ":h", ":ws", ":p", ":f", ":t", ":m", ":wl", ":fw", ":fl", NULL };
 static const int lkc_rs_check_lists = 1;
@@ -1364,6 +1366,7 @@ static const char lkc_rs_force_lua[] =
 	"\tredis.call('PEXPIRE', fl, 10000)\n"
 	"\tredis.call('DEL', fw)\n"
 	"end\n"
+	"if type(r) == 'number' and H[1] == '0' and H[2] == '0' and #hints == 0 then return r end\n"
 	"return {r, H[1], H[2], unpack(hints)}\n";
 static const char *const lkc_rs_force_keys[] = { ":r", ":q", ":qd", ":h", ":ws", ":p", ":f", ":t", ":m", ":wl", ":fw", ":fl", NULL };
 static const int lkc_rs_force_lists = 1;
@@ -1692,6 +1695,7 @@ static const char lkc_rs_refresh_lua[] =
 	"\tredis.call('PEXPIRE', fl, 10000)\n"
 	"\tredis.call('DEL', fw)\n"
 	"end\n"
+	"if type(r) == 'number' and H[1] == '0' and H[2] == '0' and #hints == 0 then return r end\n"
 	"return {r, H[1], H[2], unpack(hints)}\n";
 static const char *const lkc_rs_refresh_keys[] = { ":r", ":q", ":qd", ":h", ":ws", ":p", ":f", ":t", ":m", ":wl", ":fw", ":fl", NULL };
 static const int lkc_rs_refresh_lists = 1;
@@ -2066,6 +2070,7 @@ static const char lkc_rs_release_lua[] =
 	"\tredis.call('PEXPIRE', fl, 10000)\n"
 	"\tredis.call('DEL', fw)\n"
 	"end\n"
+	"if type(r) == 'number' and H[1] == '0' and H[2] == '0' and #hints == 0 then return r end\n"
 	"return {r, H[1], H[2], unpack(hints)}\n";
 static const char *const lkc_rs_release_keys[] = { ":r", ":q", ":qd", ":h", ":ws", ":p", ":f", ":t", ":m", ":wl", ":fw", ":fl", NULL };
 static const int lkc_rs_release_lists = 1;

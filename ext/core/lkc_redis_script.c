@@ -390,6 +390,13 @@ lkc_rc lkc_rs_run(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, s
 			*reply = NULL;
 			continue;
 		}
+		if (r->type == REDIS_REPLY_INTEGER) {
+			/* The result alone: no guess, no hints. */
+			if (heads != NULL) {
+				heads[0] = heads[1] = 0;
+			}
+			return LKC_OK;
+		}
 		if (r->type != REDIS_REPLY_ARRAY || r->elements < 3) {
 			rc = lkc_rs_unexpected(s, lkc_rs_scripts[script].name, r, err);
 			freeReplyObject(*reply);

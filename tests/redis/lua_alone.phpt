@@ -123,13 +123,9 @@ foreach ($redis->keys($prefix) as $k) {
 bool(true)
 string(1) "A"
 bool(true)
-array(3) {
+array(1) {
   [0]=>
   string(2) "-1"
-  [1]=>
-  string(1) "0"
-  [2]=>
-  string(1) "0"
 }
 bool(true)
 bool(false)
@@ -144,13 +140,9 @@ string(2) "-3"
 bool(true)
 bool(true)
 bool(true)
-array(3) {
+array(1) {
   [0]=>
   string(1) "1"
-  [1]=>
-  string(1) "0"
-  [2]=>
-  string(1) "0"
 }
 string(1) "B"
 bool(true)
