@@ -19,25 +19,10 @@ skeleton="$adapters/.vendor/laravel-app"
 recipe="laravel/laravel 12.* less laravel/pint (PHP 8.3), composer install, create-project's scripts"
 export COMPOSER_NO_INTERACTION=1
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/lock-laravel-app.XXXXXX")
-app="$work/app"
-pids=""
-cleanup() {
-	for pid in $pids; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+app_name=laravel
+# shellcheck source=../../test-support/app.sh
+. "$adapters/test-support/app.sh"
 
-failures=0
-ok() { echo "ok - $1"; }
-not_ok() {
-	echo "not ok - $1"
-	failures=$((failures + 1))
-}
 # check WHAT EXPECTED ACTUAL: ok when ACTUAL contains EXPECTED (a fixed string).
 check() {
 	case "$3" in

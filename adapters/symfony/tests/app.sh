@@ -19,23 +19,9 @@ adapter=$(cd "$tests/.." && pwd)
 cache="$(cd "$adapter/.." && pwd)/.vendor/symfony-skeleton-7.4"
 ext=${LOCK_TEST_EXT:?LOCK_TEST_EXT is not set: run through adapters/test.sh}
 redis_port=${LOCK_TEST_REDIS_PORT:?LOCK_TEST_REDIS_PORT is not set: run through adapters/test.sh}
-work=$(mktemp -d "${TMPDIR:-/tmp}/lock-symfony-app.XXXXXX")
-app="$work/app"
-pids=""
-status=0
-
-cleanup() {
-	for pid in $pids; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-ok() { echo "ok - $1"; }
-not_ok() { echo "not ok - $1"; status=1; }
+app_name=symfony
+# shellcheck source=../../test-support/app.sh
+. "$(cd "$adapter/.." && pwd)/test-support/app.sh"
 
 # step WHAT COMMAND...: runs COMMAND (its output to stderr, which adapters/test.sh shows on a failure).
 step() {
@@ -47,7 +33,7 @@ step() {
 
 # Stops the run here: the later steps need this one.
 need() {
-	[ "$status" -eq 0 ] && return 0
+	[ "$failures" -eq 0 ] && return 0
 	exit 1
 }
 
@@ -221,4 +207,4 @@ for f in hold wait; do
 	cat "$work/$f.out" "$work/$f.err" >&2
 done
 
-exit "$status"
+[ "$failures" -eq 0 ]
