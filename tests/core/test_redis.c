@@ -197,8 +197,14 @@ static void acquire_conflict_and_release(void)
 	t_hold(&b, "res");
 	CHECK(t_locked(store, "res", 3) == 0);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
-	/* The transaction that took it brought the fencing token. */
-	CHECK(a.fence > 0);
+	/* A single attempt of a store never asked for a token takes none: the first ask makes it. */
+	CHECK(a.fence == -1);
+	{
+		int64_t token = 0;
+
+		CHECK_RC(lkc_fence(store, &a, &token, &err), LKC_OK, &err);
+		CHECK(token > 0 && a.fence == token);
+	}
 	CHECK(t_redis_int(r, "EXISTS %b", key, klen) == 1);
 	CHECK(t_redis_int(r, "PTTL %b", key, klen) > 0);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_BUSY, &err);
@@ -589,6 +595,7 @@ static void hostile_resources_stay_in_their_keys(void)
 	};
 	const size_t n = sizeof(res) / sizeof(res[0]);
 	lkc_hold holds[sizeof(res) / sizeof(res[0])], other;
+	int64_t fence;
 	lkc_redis_config cfg;
 	lkc_store *store = NULL;
 	lkc_err err;
@@ -610,6 +617,8 @@ static void hostile_resources_stay_in_their_keys(void)
 		CHECK_RC(lkc_hold_init(&holds[i], res[i].bytes, res[i].len, &err), LKC_OK, &err);
 		CHECK(t_locked(store, res[i].bytes, res[i].len) == 0);
 		CHECK_RC(lkc_acquire(store, &holds[i], LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+		/* Its token makes the counter (a single attempt takes none until the store is asked for one). */
+		CHECK_RC(lkc_fence(store, &holds[i], &fence, &err), LKC_OK, &err);
 		CHECK(t_redis_int(r, "EXISTS %b", key, klen) == 1);
 		CHECK(t_locked(store, res[i].bytes, res[i].len) == 1);
 		CHECK_RC(lkc_hold_init(&other, res[i].bytes, res[i].len, &err), LKC_OK, &err);
@@ -2252,9 +2261,13 @@ static void fencing_tokens_grow_with_every_exclusive_hold(void)
 	t_hold(&a, "res");
 	CHECK(fd >= 0);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
-	first = a.fence;
+	/* A single attempt of a store never asked for a token takes none; the first ask makes it. */
+	CHECK(a.fence == -1);
+	CHECK_RC(lkc_fence(store, &a, &fence, &err), LKC_OK, &err);
+	first = fence;
 	/* A new counter starts at the server's clock in microseconds, far above anything small. */
 	CHECK(first > 1000000000000000LL);
+	/* Asked again, the hold's token is the same; from now on a single attempt takes its token. */
 	CHECK_RC(lkc_fence(store, &a, &fence, &err), LKC_OK, &err);
 	CHECK(fence == first);
 	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
@@ -2465,7 +2478,7 @@ static void another_process_restores_a_hold_by_its_token(void)
 	lkc_store *store = t_open(r, P);
 	char fake[LKC_TOKEN_LEN + 1];
 	int fds[2];
-	int64_t fence = 0;
+	int64_t fence = 0, mine = 0;
 	lkc_hold a;
 	lkc_err err;
 	pid_t pid;
@@ -2477,14 +2490,16 @@ static void another_process_restores_a_hold_by_its_token(void)
 
 	/* The write hold: the child refreshes it, reads its fencing token, and releases it. */
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_fence(store, &a, &mine, &err), LKC_OK, &err);
 	pid = t_spawn_restorer(r, P, a.owner, fds);
 	CHECK(t_ask(fds[0], fds[1], 'R') == LKC_OK);
 	CHECK(t_ask(fds[0], fds[1], 'c') == LKC_OK);
 	CHECK(t_ask(fds[0], fds[1], 'm') == LKC_MODE_EXCLUSIVE);
 	CHECK(t_ask(fds[0], fds[1], 'f') == LKC_OK);
 	CHECK(t_redis_int(r, "PTTL t:restore:{res}") > 60000);
+	/* A token made during the hold, by whichever process asks: never below the holder's own. */
 	CHECK(write(fds[0], "F", 1) == 1 && read(fds[1], &fence, sizeof(fence)) == sizeof(fence));
-	CHECK(fence == a.fence);
+	CHECK(fence >= mine);
 	{
 		char rc = -1;
 

@@ -219,7 +219,13 @@ static void cluster_routes_each_resource_to_its_slot(void)
 		CHECK(t_int(&c->nodes[0], "CLUSTER KEYSLOT %s", key) == (long long) slot);
 		t_hold(&holds[i], res);
 		CHECK_RC(lkc_acquire(store, &holds[i], LKC_MODE_EXCLUSIVE, 20000, 0, &err), LKC_OK, &err);
-		CHECK(holds[i].fence > 0);
+		{
+			int64_t token = 0;
+
+			/* The first ask makes the token; the store's later single attempts take theirs at once. */
+			CHECK_RC(lkc_fence(store, &holds[i], &token, &err), LKC_OK, &err);
+			CHECK(token > 0 && holds[i].fence == token);
+		}
 		m = t_cluster_master_of(c, &c->nodes[0], slot);
 		CHECK(m != NULL && t_int(m, "EXISTS %s", key) == 1);
 		if (m != NULL) {
@@ -363,6 +369,11 @@ static void cluster_follows_a_moved_slot(void)
 	t_hold(&a, "mv");
 	t_hold(&b, "mv");
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 20000, 0, &err), LKC_OK, &err);
+	{
+		int64_t token = 0;
+
+		CHECK_RC(lkc_fence(store, &a, &token, &err), LKC_OK, &err);
+	}
 	src = t_cluster_master_of(c, &c->nodes[0], slot);
 	dst = src != NULL ? t_other_master(c, src) : NULL;
 	CHECK(src != NULL && dst != NULL);
