@@ -124,7 +124,9 @@ if test "$PHP_LOCK" != "no"; then
   fi
   dnl --- end MemcachedStore ---
 
-  LOCK_CFLAGS="-D_GNU_SOURCE"
+  dnl Only get_module leaves the module (ZEND_GET_MODULE marks it): the C core's and the
+  dnl skin's functions are the module's own, called directly rather than through the PLT.
+  LOCK_CFLAGS="-D_GNU_SOURCE -fvisibility=hidden"
   if test "$PHP_LOCK_DEV" != "no"; then
     LOCK_CFLAGS="$LOCK_CFLAGS -Wall -Wextra -Werror -Wno-unused-parameter"
   fi

@@ -29,14 +29,17 @@ const HANDOFF_PANELS = [
 	['Redis', [
 		['handoff.redis.ours', 'ours, fair (the default)', 'ours'],
 		['handoff.redis.ours-unfair', 'ours, fair => false', 'ours-alt'],
+		['handoff.redis.floor', 'a bare token, RPUSH -> BLPOP', 'floor'],
 		['handoff.redis.symfony', 'Symfony RedisStore (polls)', 'peer'],
 	]],
 	['flock', [
 		['handoff.flock.ours', 'ours, FlockStore', 'ours'],
+		['handoff.flock.floor', 'a bare flock(LOCK_EX) waiter', 'floor'],
 		['handoff.flock.symfony', 'Symfony FlockStore', 'peer'],
 	]],
 	['semaphore', [
 		['handoff.sem.ours', 'ours, SemaphoreStore', 'ours'],
+		['handoff.sem.floor', 'a bare sem_acquire() waiter', 'floor'],
 		['handoff.sem.symfony', 'Symfony SemaphoreStore', 'peer'],
 	]],
 	['PostgreSQL', [
@@ -61,7 +64,8 @@ const HANDOFF_PANELS = [
 /* Contention panels, two to a row: contender, title, longest-wait target (ms). */
 const CONTENTION_ROWS = [
 	[['contend.redis.ours', 'Redis, ours (fair)', 24.0], ['contend.redis.symfony', 'Redis, Symfony RedisStore', 24.0]],
-	[['contend.redis.ours-unfair', 'Redis, ours with fair => false', 24.0], null],
+	[['contend.redis.ours-unfair', 'Redis, ours with fair => false', 24.0], ['contend.redis.floor', 'Redis, a bare token (RPUSH/BLPOP)', 24.0]],
+	[['contend.flock.floor', 'flock, a bare flock(LOCK_EX)', 26.0], ['contend.sem.floor', 'semaphore, a bare sem_acquire()', 26.0]],
 	[['contend.flock.ours', 'flock, ours', 26.0], ['contend.flock.symfony', 'flock, Symfony FlockStore', 26.0]],
 	[['contend.sem.ours', 'semaphore, ours', 26.0], ['contend.sem.symfony', 'semaphore, Symfony SemaphoreStore', 26.0]],
 ];

@@ -73,12 +73,15 @@
  * that a server that wants a password says NOAUTH rather than hang up.
  *
  * The lock key exists whenever anybody holds the resource, in any mode: a
- * single exclusive attempt is therefore MULTI, SET NX PX, INCR and PEXPIRE of
- * the fencing counter, EXISTS of the hand-off records, EXEC (one round trip, no script:
- * an EVALSHA costs the server several times a SET), and isLocked() is two
- * EXISTS. Only when the lock is taken while a hand-off is on record do they
- * run a script, which breaks a hold handed to a waiter that died (below). A release is one script
- * run that deletes the key when it holds our token and nobody waits, before
+ * single exclusive attempt is therefore SET NX PX, EXISTS of the hand-off
+ * records and GET of the ticket counter (one round trip, no script: an
+ * EVALSHA costs the server several times a SET), as a transaction with INCR
+ * and PEXPIRE of the fencing counter once the store was asked for a token,
+ * and on a cluster (see lkc_rs_try_write); isLocked() is two EXISTS. Only
+ * when the lock is taken while a hand-off is on record do they run a script,
+ * which breaks a hold handed to a waiter that died (below). A release is one
+ * script run that deletes the key when it holds our token and one EXISTS
+ * finds no queue, no hand-off record and no waitUntilFree() caller, before
  * it defines anything else. Everything else (read holds, promotion, demotion,
  * waiting) is one run of the acquire script per step. Under contention the
  * server's time goes into two steps, the hand-off of a write hold and a
@@ -86,9 +89,12 @@
  * common case of each, which ends as the general way would, in about half
  * its calls, and leaves everything else to it.
  *
- * Fencing: every exclusive take (a first acquisition, a hand-off, a promotion)
- * INCRs P{R}:f in the same transaction or script; a waiter handed the lock
- * gets the value in its wake message ("y<token>"). Each take also gives the
+ * Fencing: every exclusive take by script (a blocking acquisition, a
+ * hand-off, a promotion) INCRs P{R}:f in the same script, and so does a
+ * single attempt's transaction once the store was asked for a token; a
+ * waiter handed the lock gets the value in its wake message ("y<token>"). A
+ * hold taken without one gets it from the fence script when first asked,
+ * which INCRs while it checks that the hold is ours. Each take also gives the
  * counter LKC_RS_FENCE_TTL to live (less for short holds), so that an idle
  * resource leaves nothing behind; nothing else deletes it, force_release
  * included. One found below 10^12 (new, expired, or lost: a restart without
@@ -97,7 +103,7 @@
  * as the clock did not step back and fewer than a million holds a second were
  * taken. The jump needs a script: after a transaction that took the lock on a
  * new counter, one more round trip makes it (once per idle period). A failed
- * attempt burns a token; tokens only ever grow.
+ * attempt with the INCR burns a token; tokens only ever grow.
  *
  * Shared holds. Readers may hold together while nobody writes; a writer needs
  * no live reader. Writers are preferred: a reader does not join live readers

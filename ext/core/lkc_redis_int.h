@@ -34,7 +34,7 @@
 #define LKC_RS_NEST_MAX 8
 /* Idle connections a store keeps to the nodes of a cluster (or masters of a Sentinel) besides its current one. */
 #define LKC_RS_IDLE_MAX 8
-/* The most wake lists one script call declares; a call that would need more goes without (see lkc_rs_run). */
+/* The most wake lists one script call declares: hints past them are not pushed (their waiters look again within their sleep), and a "need" for more fails the call (see lkc_rs_run). */
 #define LKC_RS_LISTS_MAX 16
 
 /*
