@@ -52,6 +52,7 @@ struct lkc_rconn {
 	struct addrinfo *addrs;    /* while connecting: the addresses still to try */
 	struct addrinfo *next;
 	redisReader *reader;
+	int oversized;             /* the reader met an array longer than LKC_RCONN_ELEMENTS_MAX */
 	char *obuf;                /* formatted commands not yet written */
 	size_t olen, ocap;
 	lkc_rconn_err err;
@@ -344,11 +345,56 @@ static lkc_rconn_step lkc_rconn_tls_start(lkc_rconn *c)
 	return lkc_rconn_handshake(c);
 }
 
+/* hiredis's own reply constructors, and ours: the same but for arrays past LKC_RCONN_ELEMENTS_MAX. */
+static redisReplyObjectFunctions lkc_rconn_hiredis_fn, lkc_rconn_fn;
+static pthread_once_t lkc_rconn_fn_once = PTHREAD_ONCE_INIT;
+
+/*
+ * hiredis allocates an array's element pointers as soon as it reads its
+ * length: a reply that says "*888888888" would cost gigabytes before a
+ * single element came. Refused, the reader fails (as out of memory), and
+ * privdata, when set, is told why.
+ */
+static void *lkc_rconn_create_array(const redisReadTask *task, int elements)
+{
+	if (elements > LKC_RCONN_ELEMENTS_MAX) {
+		if (task->privdata != NULL) {
+			*(int *) task->privdata = 1;
+		}
+		return NULL;
+	}
+	return lkc_rconn_hiredis_fn.createArray(task, elements);
+}
+
+static void lkc_rconn_fn_init(void)
+{
+	redisReader *r = redisReaderCreate();
+
+	if (r != NULL) {
+		lkc_rconn_hiredis_fn = *r->fn;
+		lkc_rconn_fn = *r->fn;
+		lkc_rconn_fn.createArray = lkc_rconn_create_array;
+		redisReaderFree(r);
+	}
+}
+
+redisReader *lkc_rconn_reader(int *oversized)
+{
+	redisReader *r;
+
+	pthread_once(&lkc_rconn_fn_once, lkc_rconn_fn_init);
+	if (lkc_rconn_fn.createArray == NULL || (r = redisReaderCreateWithFunctions(&lkc_rconn_fn)) == NULL) {
+		return NULL;
+	}
+	r->privdata = oversized;
+	return r;
+}
+
 lkc_rconn *lkc_rconn_open(const lkc_rconn_target *t, lkc_rconn_step *step)
 {
 	lkc_rconn *c = calloc(1, sizeof(*c));
 
-	if (c == NULL || (c->reader = redisReaderCreate()) == NULL) {
+	if (c == NULL || (c->reader = lkc_rconn_reader(&c->oversized)) == NULL) {
 		free(c);
 		*step = LKC_RCONN_FAILED;
 		return NULL;
@@ -675,6 +721,9 @@ lkc_rconn_step lkc_rconn_reply(lkc_rconn *c, redisReply **reply)
 			return LKC_RCONN_FAILED;
 		}
 		if (redisReaderGetReply(c->reader, &r) != REDIS_OK) {
+			if (c->oversized) {
+				return lkc_rconn_fail(c, LKC_RCONN_ERR_PROTOCOL, 0, "a reply array longer than the store ever asks for");
+			}
 			return lkc_rconn_fail(c, c->reader->err == REDIS_ERR_OOM ? LKC_RCONN_ERR_OOM : LKC_RCONN_ERR_PROTOCOL,
 				0, c->reader->errstr);
 		}

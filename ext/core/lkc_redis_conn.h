@@ -67,6 +67,10 @@ lkc_rconn *lkc_rconn_open(const lkc_rconn_target *t, lkc_rconn_step *step);
 lkc_rconn_step lkc_rconn_handshake(lkc_rconn *c);
 /* Appends a command to the output buffer; 0 on out of memory. */
 int lkc_rconn_append(lkc_rconn *c, int argc, const char **argv, const size_t *lens);
+/* The longest reply array a connection reads (its element pointers are allocated up front). */
+#define LKC_RCONN_ELEMENTS_MAX (1 << 20)
+/* A hiredis reader that refuses longer arrays, and then sets *oversized (NULL: nobody asks); NULL when out of memory. */
+redisReader *lkc_rconn_reader(int *oversized);
 /* Writes what it can of the output buffer: DONE when all went. */
 lkc_rconn_step lkc_rconn_flush(lkc_rconn *c);
 /*

@@ -320,7 +320,7 @@ static char *check_key(const lkc_rs_store *s, const char *resource, size_t len, 
 /* Feeds text to a hiredis reader and runs every reply through the store's readers. */
 static void check_replies(lkc_rs_store *s, const char *text, size_t len)
 {
-	redisReader *reader = redisReaderCreate();
+	redisReader *reader = lkc_rconn_reader(NULL);
 	void *reply = NULL;
 	lkc_hold hold;
 	lkc_err err;
