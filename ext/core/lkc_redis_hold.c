@@ -150,10 +150,12 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 	memcpy(handed + req->key_len, ":h", 3);
 	memcpy(tickets, req->key, req->key_len);
 	memcpy(tickets + req->key_len, ":t", 3);
-	/* The counter's life, as the scripts' bump() gives it. */
-	snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
-		? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
-	expire_len[2] = strlen(keep);
+	if (fenced) {
+		/* The counter's life, as the scripts' bump() gives it. */
+		snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
+			? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
+		expire_len[2] = strlen(keep);
+	}
 	lkc_rs_op_start(s, &op);
 	for (;;) {
 		long long state;

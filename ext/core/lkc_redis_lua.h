@@ -2029,7 +2029,7 @@ static const char lkc_rs_release_lua[] =
 	"\t\tlocal given = {}\n"
 	"\t\tgive(h, ttl, m, t, d, now, given, true)\n"
 	"\t\tsend(given, now)\n"
-	"\t\tif not w or w == h then appoint(now, given, w) end\n"
+	"\t\tappoint(now, given, w)\n"
 	"\t\treturn 1\n"
 	"\tend\n"
 	"end\n"

@@ -72,7 +72,7 @@ if delay == '0' and v == me and ARGV[3] == '1' then
 		give(h, ttl, m, t, d, now, given, true)
 		send(given, now)
 		-- Another waiter that watches goes on watching; else one is appointed, if anybody is left.
-		if not w or w == h then appoint(now, given, w) end
+		appoint(now, given, w)
 		return 1
 	end
 end
