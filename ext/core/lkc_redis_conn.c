@@ -355,7 +355,13 @@ static pthread_once_t lkc_rconn_fn_once = PTHREAD_ONCE_INIT;
  * single element came. Refused, the reader fails (as out of memory), and
  * privdata, when set, is told why.
  */
-static void *lkc_rconn_create_array(const redisReadTask *task, int elements)
+#if HIREDIS_MAJOR >= 1
+typedef size_t lkc_rconn_count; /* hiredis 1.x counts an array's elements in a size_t */
+#else
+typedef int lkc_rconn_count;
+#endif
+
+static void *lkc_rconn_create_array(const redisReadTask *task, lkc_rconn_count elements)
 {
 	if (elements > LKC_RCONN_ELEMENTS_MAX) {
 		if (task->privdata != NULL) {
