@@ -130,6 +130,27 @@ int64_t lkc_ms_left(uint64_t deadline_ns)
 	return (int64_t) ((deadline_ns - now + 999999u) / 1000000u);
 }
 
+size_t lkc_i64_str(char *out, int64_t v)
+{
+	char digits[20];
+	/* The magnitude in unsigned arithmetic: INT64_MIN has no positive int64_t. */
+	uint64_t n = v < 0 ? 0u - (uint64_t) v : (uint64_t) v;
+	size_t len = 0, at = 0;
+
+	do {
+		digits[len++] = (char) ('0' + n % 10);
+		n /= 10;
+	} while (n > 0);
+	if (v < 0) {
+		out[at++] = '-';
+	}
+	while (len > 0) {
+		out[at++] = digits[--len];
+	}
+	out[at] = '\0';
+	return at;
+}
+
 lkc_rc lkc_token_new(char out[LKC_TOKEN_LEN + 1], lkc_err *err)
 {
 	static const char hex[] = "0123456789abcdef";

@@ -91,6 +91,8 @@ static inline unsigned long lkc_fork_count(void)
 uint64_t lkc_now_ns(void);
 /* Milliseconds left until deadline_ns (0 when passed); deadline 0 means none. */
 int64_t lkc_ms_left(uint64_t deadline_ns);
+/* Writes v in decimal and a NUL to out (at least 21 bytes); returns the digits' length. No printf: it is on every call's path. */
+size_t lkc_i64_str(char *out, int64_t v);
 
 /* Whether host is a numeric IPv4 or IPv6 address, which needs no resolver. */
 int lkc_is_address(const char *host);

@@ -13,9 +13,15 @@
  * cache is removed when nobody holds it or waits for it, so the directory keeps
  * no file per name it ever saw.
  *
- * Waiters sleep on inotify and mark themselves with an OFD read lock on byte 0
- * (independent of flock locks on local file systems), so that a releaser posts
- * an event only when somebody waits.
+ * Waiters count themselves in the header and sleep on its futex word, which
+ * a releaser that sees a count changes and wakes: the kernel runs the waiter
+ * at once, as it would one blocked in flock(), and the wait still has a
+ * deadline and yields to signals. A waiter also looks again every
+ * LKC_FLOCK_SLICE_MS, for what wakes nobody: a holder killed (the kernel drops
+ * its lock without a word). Waiters mark themselves with an OFD read lock on
+ * byte 0 (independent of flock locks on local file systems), which keeps their
+ * file from being removed; waitUntilFree() callers sleep on inotify, and a
+ * releaser that finds such a mark touches the file to post them an event.
  *
  * Writers are preferred: a writer that has to wait also marks byte 1, and a new
  * reader that finds such a mark holds back and waits as well, so a stream of
@@ -46,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -480,6 +487,25 @@ static lkc_rc lkc_flock_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, 
  * keep their lock on the old inode, which their check() and release() see dead;
  * waiters get IN_ATTRIB on it (the link count) and move over.
  */
+/* Wakes the waiters asleep on the lock file open as fd (-1: none), then closes it. */
+static void lkc_flock_close_woken(int fd)
+{
+	struct stat st;
+
+	if (fd < 0) {
+		return;
+	}
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= LKC_FLOCK_FILE_SIZE) {
+		void *map = mmap(NULL, LKC_FLOCK_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+		if (map != MAP_FAILED) {
+			lkc_flock_wake_sleepers((lkc_flock_hdr *) ((char *) map + LKC_FLOCK_HDR_OFF));
+			munmap(map, LKC_FLOCK_FILE_SIZE);
+		}
+	}
+	close(fd);
+}
+
 static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;
@@ -529,10 +555,8 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 			}
 		}
 	}
-	if (ofd >= 0) {
-		close(ofd);
-	}
 	if (lkc_token_new(token, err) != LKC_OK) {
+		lkc_flock_close_woken(ofd);
 		free(name);
 		return err->code;
 	}
@@ -541,6 +565,7 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 	fd = openat(s->dirfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, (mode_t) s->mode);
 	if (fd < 0) {
 		lkc_flock_file_error(s, "create", tmp, errno, err);
+		lkc_flock_close_woken(ofd);
 		free(name);
 		return err->code;
 	}
@@ -556,6 +581,7 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 		lkc_flock_file_error(s, "write", tmp, errno, err);
 		close(fd);
 		unlinkat(s->dirfd, tmp, 0);
+		lkc_flock_close_woken(ofd);
 		free(name);
 		return err->code;
 	}
@@ -563,9 +589,12 @@ static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, si
 	if (renameat(s->dirfd, tmp, s->dirfd, name) != 0) {
 		lkc_flock_file_error(s, "replace", name, errno, err);
 		unlinkat(s->dirfd, tmp, 0);
+		lkc_flock_close_woken(ofd);
 		free(name);
 		return err->code;
 	}
+	/* The waiters of the old file wake, see it dead and move to the new one. */
+	lkc_flock_close_woken(ofd);
 	free(name);
 	return LKC_OK;
 }

@@ -343,7 +343,7 @@ int lkc_flock_cache_take(lkc_flock_store *s, const char *name)
  * exclusively, mark it dead in the shared header (whoever locks it next sees
  * that and opens the file at the path instead), and only then unlink it. A
  * waiter that marks itself after our look fails its next attempt while we hold
- * the file and wakes when we close it. The counter goes with the file: the next
+ * the file, and is woken to see the flag. The counter goes with the file: the next
  * file starts from the clock (see lkc_flock_grant).
  */
 void lkc_flock_retire(lkc_flock_store *s, int fd)
@@ -368,6 +368,10 @@ void lkc_flock_retire(lkc_flock_store *s, int fd)
 	}
 	__atomic_store_n(&hdr->dead, 1, __ATOMIC_RELEASE);
 	unlinkat(s->dirfd, f->name, 0);
+	/* A waiter that counted itself after our look sees the flag at its next attempt. */
+	if (__atomic_load_n(&hdr->waiters, __ATOMIC_SEQ_CST) > 0) {
+		lkc_flock_wake_sleepers(hdr);
+	}
 	lkc_flock_unlock_close(fd);
 }
 

@@ -44,6 +44,13 @@
  * when a killed waiter's file closes: a woken waiter lets older ones go first.
  */
 #define LKC_FLOCK_QUEUE_SLOTS 32
+
+/*
+ * A waiter sleeps on the header's futex word, which every release changes; it
+ * also looks again this often, for what changes nothing there: a holder killed
+ * (the kernel frees its lock without a word), a release by an older version.
+ */
+#define LKC_FLOCK_SLICE_MS 20
 #define LKC_FLOCK_QUEUE_BYTE 16
 
 typedef struct {
@@ -60,6 +67,8 @@ typedef struct {
 	uint32_t releases;  /* releases so far (wraps): with gen, tells a queued waiter that the lock moves */
 	int64_t gen;        /* exclusive grants so far: the last fencing token handed out */
 	lkc_flock_queue_slot queue[LKC_FLOCK_QUEUE_SLOTS];
+	uint32_t wake;      /* the futex word waiters sleep on: every wake-up changes it (wraps) */
+	uint32_t reserved;
 } lkc_flock_hdr;
 
 typedef struct lkc_flock_store {
@@ -169,9 +178,11 @@ void lkc_flock_drop(lkc_hold *hold);
 /* lkc_flock_wait.c */
 /* Whether another open file description marks byte of fd's inode; 0 also when we cannot tell. */
 int lkc_flock_marked(int fd, off_t byte);
-/* Posts an inotify event on fd's inode when somebody waits for it; whether it did. */
+/* Wakes whoever waits for fd's inode (the futex word, and an inotify event for waitUntilFree()); whether somebody did. */
 int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd);
-/* Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken through inotify. */
+/* Changes the futex word of hdr and wakes every waiter asleep on it. */
+void lkc_flock_wake_sleepers(lkc_flock_hdr *hdr);
+/* Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken through the header's futex word. */
 lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 	int op, lkc_flock_yield yield, int queue, int64_t wait_ms, uint64_t deadline_ns, lkc_err *err);
 /* Waits longer than LKC_FLOCK_WAIT_MAX count as waits without bound. */

@@ -19,8 +19,11 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
+#include <linux/futex.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Waits longer than this (about 34 years) are waits without bound, so deadlines never overflow. */
@@ -140,9 +143,15 @@ static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer)
  */
 int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 {
+	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
 	struct flock fl;
-	int nudge;
+	int nudge, woke = 0;
 
+	if (!s->emulated && __atomic_load_n(&hdr->waiters, __ATOMIC_SEQ_CST) > 0) {
+		/* First the waiters asleep on the futex: the kernel runs them at once. */
+		lkc_flock_wake_sleepers(hdr);
+		woke = 1;
+	}
 	/* As lkc_flock_marked, except that a look that fails wakes: a lost wake-up costs more than a spurious one. */
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
@@ -150,7 +159,7 @@ int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 	fl.l_start = LKC_FLOCK_WAITER_BYTE;
 	fl.l_len = 1;
 	if (fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type == F_UNLCK) {
-		return 0;
+		return woke;
 	}
 	/*
 	 * Touching the times posts IN_ATTRIB on exactly this inode in one system call;
@@ -166,6 +175,12 @@ int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd)
 	return 1;
 }
 
+void lkc_flock_wake_sleepers(lkc_flock_hdr *hdr)
+{
+	__atomic_add_fetch(&hdr->wake, 1, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &hdr->wake, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 /* Takes a queue slot for a waiter that began at since; the slot, or -1 when all are taken (it then queues nowhere). */
 static int lkc_flock_queue_join(lkc_flock_hdr *hdr, int fd, uint64_t since, int writer)
 {
@@ -179,12 +194,6 @@ static int lkc_flock_queue_join(lkc_flock_hdr *hdr, int fd, uint64_t since, int 
 		}
 	}
 	return -1;
-}
-
-static void lkc_flock_queue_leave(lkc_flock_hdr *hdr, int fd, int slot)
-{
-	lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_QUEUE_BYTE + slot, 1);
-	__atomic_store_n(&hdr->queue[slot].since_ns, 0, __ATOMIC_RELEASE);
 }
 
 /* Whether an older waiter (for a reader: an older writer) still queues, so that we let it go first. */
@@ -326,10 +335,33 @@ static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, 
 }
 
 /*
- * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by the
- * kernel through inotify rather than by polling the lock. With yield
- * (a new shared hold, never an exclusive one), waiting writers go first. With
- * queue, older waiters go first (see lkc_flock_queue_behind). An
+ * Sleeps on the futex word of the header of fd until it no longer says seen,
+ * for at most timeout ms (-1: LKC_FLOCK_SLICE_MS); whether the host wants the
+ * wait to end. A futex wait with a timeout ends with EINTR when a signal
+ * handler ran, whatever its SA_RESTART; the host is asked after every sleep,
+ * so that a signal that came just before it costs one slice at most.
+ */
+static int lkc_flock_sleep(lkc_flock_hdr *hdr, uint32_t seen, int timeout)
+{
+	struct timespec ts;
+
+	if (timeout < 0 || timeout > LKC_FLOCK_SLICE_MS) {
+		timeout = LKC_FLOCK_SLICE_MS;
+	}
+	ts.tv_sec = timeout / 1000;
+	ts.tv_nsec = (long) (timeout % 1000) * 1000000L;
+	/* Not FUTEX_PRIVATE: the word lives in a file mapping shared with other processes. */
+	syscall(SYS_futex, &hdr->wake, FUTEX_WAIT, seen, &ts, NULL, 0);
+	return lkc_interrupted();
+}
+
+/*
+ * Takes op on fd, waiting as wait_ms allows (deadline_ns is its end), woken by a
+ * release through the futex word in the lock file's shared header (the kernel
+ * wakes the waiter directly, as it wakes one blocked in flock()), and looking
+ * again every LKC_FLOCK_SLICE_MS for what posts no wake-up: a holder that died.
+ * With yield (a new shared hold, never an exclusive one), waiting writers go
+ * first. With queue, older waiters go first (see lkc_flock_queue_behind). An
  * exclusive wait marks itself as a waiting writer for as long as it lasts.
  */
 lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
@@ -338,9 +370,7 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
 	lkc_flock_step step;
 	int writer = op == LOCK_EX;
-	int counted = 0;
-	int ino = -1, wd = -1, marked = 0, writer_marked = 0, fallback = 0;
-	int settle_ms = 0, slice_ms = 1;
+	int counted = 0, marked = 0, slice_ms = 1;
 	/*
 	 * New holds are served in arrival order (one attempt passes nobody; network file
 	 * systems have no marks). A conversion does not queue: it holds what older
@@ -358,8 +388,9 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 		yield = LKC_FLOCK_TAKE;
 	}
 	for (;;) {
-		struct pollfd pfd;
-		int timeout, n, defer = 0;
+		/* Read before the attempt: a release after it changes the word, and the sleep below does not begin. */
+		uint32_t seen = __atomic_load_n(&hdr->wake, __ATOMIC_SEQ_CST);
+		int timeout, defer = 0;
 
 		if (fair) {
 			uint64_t now = lkc_now_ns();
@@ -384,66 +415,38 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 		if (timeout == 0) {
 			break;
 		}
-		if (wd < 0 && !fallback) {
+		if (!counted && !s->emulated) {
 			/*
-			 * Mark, watch, then try again: the order lkc_flock_wake relies on. A reader
+			 * Count, mark, then try again: the order lkc_flock_let_go relies on. A
+			 * releaser that sees no count unlocked before our next attempt. A reader
 			 * held back by a writer's mark is woken in the same way: its look at the
-			 * writer's mark comes after its own mark, and the writer drops its mark
-			 * before it looks for waiters (see the end of this function).
+			 * writer's mark comes after its count, and the writer drops its mark
+			 * before it wakes the waiters (see the end of this function).
 			 */
-			if (!s->emulated) {
-				/* Counted before the mark: a releaser that sees no count looked before our mark (see lkc_flock_release). */
-				__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
-				counted = 1;
-			}
+			__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
+			counted = 1;
 			if (fair) {
 				slot = lkc_flock_queue_join(hdr, fd, since, writer);
 			}
 			marked = lkc_flock_mark_waiting(s, fd, writer);
-			writer_marked = marked && writer;
-			wd = marked ? lkc_flock_watch_begin(s, fd, &ino) : -1;
-			if (wd >= 0) {
-				continue;
-			}
-			if (marked) {
-				/* Releasers need not wake a waiter that polls; a writer's mark stays, to hold readers back. */
-				lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, 1);
-				marked = 0;
-			}
-			fallback = 1;
+			continue;
 		}
 		if (defer && (timeout < 0 || timeout > 10)) {
 			/* The older waiter we let go first may give up without a word: look again soon. */
 			timeout = 10;
 		}
-		if (fallback) {
+		if (s->emulated) {
 			/*
-			 * Without inotify or the mark (instances or watches exhausted, no /proc, a
-			 * network file system) nothing tells us of a release short of blocking in
-			 * flock() with no way to time out, so we look again after short sleeps
-			 * that grow to 50 ms.
+			 * A network file system shares no memory between machines, so nothing
+			 * tells us of a release: we look again after short sleeps that grow to 50 ms.
 			 */
+			struct pollfd none = { -1, 0, 0 };
+
 			if (timeout < 0 || timeout > slice_ms) {
 				timeout = slice_ms;
 			}
 			slice_ms = slice_ms >= 25 ? 50 : slice_ms * 2;
-		} else if (settle_ms > 0) {
-			/*
-			 * The kernel posts IN_CLOSE of a dying file just before it drops that file's
-			 * flock (__fput calls fsnotify_close before locks_remove_file), so an attempt
-			 * right after the event can still fail: look again a few times, briefly.
-			 */
-			if (timeout < 0 || timeout > settle_ms) {
-				timeout = settle_ms;
-			}
-			settle_ms = settle_ms >= 32 ? 0 : settle_ms * 2;
-		}
-		pfd.fd = fallback ? -1 : ino;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		n = poll(&pfd, 1, timeout);
-		if (n < 0) {
-			if (errno != EINTR) {
+			if (poll(&none, 0, timeout) < 0 && errno != EINTR) {
 				lkc_err_errno(err, LKC_ERR_SYSTEM, errno, "flock: cannot wait for lock file %s/%s", s->dir, name);
 				step = LKC_FLOCK_FAIL;
 				break;
@@ -452,25 +455,28 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 				step = LKC_FLOCK_INTR;
 				break;
 			}
-		} else if (n > 0 && lkc_flock_drain(ino)) {
-			settle_ms = 1;
+			continue;
 		}
-	}
-	if (wd >= 0) {
-		/* The watch ends with the last wait on it; leftover events are drained by the next wait. */
-		lkc_flock_watch_unref(s, ino, wd);
+		if (lkc_flock_sleep(hdr, seen, timeout)) {
+			step = LKC_FLOCK_INTR;
+			break;
+		}
 	}
 	if (counted) {
 		__atomic_sub_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
 	}
 	if (slot >= 0) {
-		lkc_flock_queue_leave(hdr, fd, slot);
+		/*
+		 * However the wait ended, we wait no more: the slot is free, and one unlock
+		 * drops our marks, the waiter's and writer's bytes and the slot's (this open
+		 * file description marks nothing else in that range).
+		 */
+		__atomic_store_n(&hdr->queue[slot].since_ns, 0, __ATOMIC_RELEASE);
+		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, LKC_FLOCK_QUEUE_BYTE + slot + 1);
+	} else if (marked) {
+		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer ? 2 : 1);
 	}
-	if (marked || writer_marked) {
-		/* However the wait ended, we wait no more: releasers can stop posting events for us. */
-		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer_marked ? 2 : 1);
-	}
-	if ((writer_marked || slot >= 0) && step != LKC_FLOCK_GOT) {
+	if (((marked && writer) || slot >= 0) && step != LKC_FLOCK_GOT) {
 		/*
 		 * Readers that held back for us, and waiters that queued behind us, may find
 		 * the lock free now, and nothing else would wake them. A waiter that got the

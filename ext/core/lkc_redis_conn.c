@@ -539,17 +539,10 @@ lkc_rconn_step lkc_rconn_handshake(lkc_rconn *c)
 /* Writes "<mark><n>\r\n" at out; returns its length. */
 static size_t lkc_rconn_head(char *out, char mark, size_t n)
 {
-	char digits[24];
-	size_t len = 0, at = 0;
+	size_t at;
 
-	do {
-		digits[len++] = (char) ('0' + n % 10);
-		n /= 10;
-	} while (n > 0);
-	out[at++] = mark;
-	while (len > 0) {
-		out[at++] = digits[--len];
-	}
+	out[0] = mark;
+	at = 1 + lkc_i64_str(out + 1, (int64_t) n);
 	out[at++] = '\r';
 	out[at++] = '\n';
 	return at;

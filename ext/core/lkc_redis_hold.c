@@ -152,9 +152,8 @@ static lkc_rc lkc_rs_try_write(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req,
 	memcpy(tickets + req->key_len, ":t", 3);
 	if (fenced) {
 		/* The counter's life, as the scripts' bump() gives it. */
-		snprintf(keep, sizeof(keep), "%lld", ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
-			? ttl * LKC_RS_FENCE_TTLS : (long long) LKC_RS_FENCE_TTL);
-		expire_len[2] = strlen(keep);
+		expire_len[2] = lkc_i64_str(keep, ttl > 0 && ttl < LKC_RS_FENCE_TTL / LKC_RS_FENCE_TTLS
+			? ttl * LKC_RS_FENCE_TTLS : LKC_RS_FENCE_TTL);
 	}
 	lkc_rs_op_start(s, &op);
 	for (;;) {
@@ -420,7 +419,7 @@ lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	lens[1] = (size_t) snprintf(delay, sizeof(delay), "%lld", (long long) (delay_ms > 0 ? delay_ms : 0));
+	lens[1] = lkc_i64_str(delay, delay_ms > 0 ? delay_ms : 0);
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	lkc_rs_guessed(hold, &lists);
@@ -497,7 +496,7 @@ lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_e
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
 	if (ttl_ms != LKC_TTL_NONE) {
-		snprintf(ttl, sizeof(ttl), "%lld", (long long) ttl_ms);
+		lkc_i64_str(ttl, ttl_ms);
 	}
 	lens[1] = strlen(ttl);
 	lkc_rs_op_start(s, &op);

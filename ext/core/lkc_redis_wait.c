@@ -76,13 +76,13 @@ int lkc_rs_req_init(const lkc_rs_store *s, lkc_rs_req *req, const lkc_hold *hold
 	req->owner = hold->owner;
 	req->owner_len = hold->owner_len;
 	if (ttl_ms != LKC_TTL_NONE) {
-		snprintf(req->ttl, sizeof(req->ttl), "%lld", (long long) ttl_ms);
+		lkc_i64_str(req->ttl, ttl_ms);
 	}
 	req->want = mode == LKC_MODE_EXCLUSIVE ? 'w' : 'r';
 	req->held = hold->mode == LKC_MODE_EXCLUSIVE ? 'w' : hold->mode == LKC_MODE_SHARED ? 'r' : 'n';
 	req->fair = s->cfg.fair ? '1' : '0';
 	/* A live waiter runs the script again within one sleep, two I/O timeouts and a margin. */
-	snprintf(req->stay, sizeof(req->stay), "%lld", (long long) (LKC_RS_WAIT_CAP + 2 * s->cfg.timeout_ms + LKC_RS_SLACK));
+	lkc_i64_str(req->stay, LKC_RS_WAIT_CAP + 2 * s->cfg.timeout_ms + LKC_RS_SLACK);
 	return 0;
 }
 
