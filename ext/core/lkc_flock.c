@@ -18,10 +18,11 @@
  * at once, as it would one blocked in flock(), and the wait still has a
  * deadline and yields to signals. A waiter also looks again every
  * LKC_FLOCK_SLICE_MS, for what wakes nobody: a holder killed (the kernel drops
- * its lock without a word). Waiters mark themselves with an OFD read lock on
- * byte 0 (independent of flock locks on local file systems), which keeps their
- * file from being removed; waitUntilFree() callers sleep on inotify, and a
- * releaser that finds such a mark touches the file to post them an event.
+ * its lock without a word). Waiters mark themselves with OFD read locks on the
+ * file's first bytes (independent of flock locks on local file systems), which
+ * keep their file from being removed: byte 2 while asleep on the futex word,
+ * byte 0 while asleep on inotify (waitUntilFree()), for whom a releaser that
+ * finds such a mark touches the file to post an event.
  *
  * Writers are preferred: a writer that has to wait also marks byte 1, and a new
  * reader that finds such a mark holds back and waits as well, so a stream of

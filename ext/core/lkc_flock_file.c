@@ -360,7 +360,7 @@ void lkc_flock_retire(lkc_flock_store *s, int fd)
 		lkc_flock_close(fd);
 		return;
 	}
-	if (__atomic_load_n(&hdr->dead, __ATOMIC_ACQUIRE) || lkc_flock_marked(fd, LKC_FLOCK_WAITER_BYTE)
+	if (__atomic_load_n(&hdr->dead, __ATOMIC_ACQUIRE) || lkc_flock_marked(fd, 0, LKC_FLOCK_MARKS_LEN)
 		|| fstatat(s->dirfd, f->name, &at, AT_SYMLINK_NOFOLLOW) != 0 || at.st_dev != f->dev || at.st_ino != f->ino) {
 		/* Gone already, replaced, or waited for. */
 		lkc_flock_unlock_close(fd);

@@ -25,8 +25,11 @@
 #define LKC_FLOCK_NAME_MAX (LKC_FLOCK_READABLE_MAX + 1 + 64 + sizeof(".lock"))
 
 /* The bytes of the lock file that carry marks: OFD read locks, which conflict with no flock() hold. */
-#define LKC_FLOCK_WAITER_BYTE 0 /* every waiter, so that a release knows whether to wake anybody */
-#define LKC_FLOCK_WRITER_BYTE 1 /* waiting writers, before whom new readers hold back */
+#define LKC_FLOCK_WAITER_BYTE 0  /* waiters asleep on inotify (waitUntilFree()), for whom a release touches the file */
+#define LKC_FLOCK_WRITER_BYTE 1  /* waiting writers, before whom new readers hold back */
+#define LKC_FLOCK_SLEEPER_BYTE 2 /* waiters asleep on the header's futex word, whom a release wakes there */
+/* The bytes that say somebody waits, in any way: the marks above and the queue's (see below). */
+#define LKC_FLOCK_MARKS_LEN (LKC_FLOCK_QUEUE_BYTE + LKC_FLOCK_QUEUE_SLOTS)
 
 /* Idle lock files a store keeps open unless its cache option says otherwise. */
 #define LKC_FLOCK_CACHE_DEFAULT 64
@@ -176,8 +179,8 @@ lkc_rc lkc_flock_gone(const lkc_flock_store *s, const char *name);
 void lkc_flock_drop(lkc_hold *hold);
 
 /* lkc_flock_wait.c */
-/* Whether another open file description marks byte of fd's inode; 0 also when we cannot tell. */
-int lkc_flock_marked(int fd, off_t byte);
+/* Whether another open file description marks any of the len bytes from start of fd's inode; 0 also when we cannot tell. */
+int lkc_flock_marked(int fd, off_t start, off_t len);
 /* Wakes whoever waits for fd's inode (the futex word, and an inotify event for waitUntilFree()); whether somebody did. */
 int lkc_flock_wake(const lkc_flock_store *s, const char *name, int fd);
 /* Changes the futex word of hdr and wakes every waiter asleep on it. */

@@ -102,8 +102,7 @@ static int lkc_flock_mark(int fd, short type, off_t start, off_t len)
 	return fcntl(fd, F_OFD_SETLK, &fl) == 0;
 }
 
-/* Whether another open file description marks byte of fd's inode; 0 also when we cannot tell. */
-int lkc_flock_marked(int fd, off_t byte)
+int lkc_flock_marked(int fd, off_t start, off_t len)
 {
 	struct flock fl;
 
@@ -111,16 +110,17 @@ int lkc_flock_marked(int fd, off_t byte)
 	memset(&fl, 0, sizeof(fl));
 	fl.l_type = F_WRLCK;
 	fl.l_whence = SEEK_SET;
-	fl.l_start = byte;
-	fl.l_len = 1;
+	fl.l_start = start;
+	fl.l_len = len;
 	return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
 }
 
 /*
- * Marks fd's open file description as waiting for its inode, and as a waiting
- * writer too with writer set (one call: the two bytes are adjacent); whether it did.
+ * Marks fd's open file description as waiting for its inode, asleep on inotify
+ * (LKC_FLOCK_WAITER_BYTE) or, with futex, on the header's futex word; with
+ * writer, as a waiting writer too (one call: the bytes are adjacent); whether it did.
  */
-static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer)
+static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer, int futex)
 {
 	/*
 	 * NFS, SMB and the like emulate flock() with byte-range locks on the server, where
@@ -128,6 +128,9 @@ static int lkc_flock_mark_waiting(const lkc_flock_store *s, int fd, int writer)
 	 */
 	if (s->emulated) {
 		return 0;
+	}
+	if (futex) {
+		return lkc_flock_mark(fd, F_RDLCK, writer ? LKC_FLOCK_WRITER_BYTE : LKC_FLOCK_SLEEPER_BYTE, writer ? 2 : 1);
 	}
 	return lkc_flock_mark(fd, F_RDLCK, LKC_FLOCK_WAITER_BYTE, writer ? 2 : 1);
 }
@@ -205,7 +208,7 @@ static int lkc_flock_queue_behind(lkc_flock_hdr *hdr, int fd, int mine, uint64_t
 		if (i == mine || t == 0 || t >= since || (!writer && !__atomic_load_n(&hdr->queue[i].writer, __ATOMIC_ACQUIRE))) {
 			continue;
 		}
-		if (now - t > LKC_FLOCK_SLOT_CHECK_NS && !lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i)) {
+		if (now - t > LKC_FLOCK_SLOT_CHECK_NS && !lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i, 1)) {
 			/* Its waiter died without leaving: free the slot for the living. */
 			__atomic_compare_exchange_n(&hdr->queue[i].since_ns, &t, 0, 0, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
 			continue;
@@ -317,7 +320,7 @@ static lkc_flock_step lkc_flock_try(const lkc_flock_store *s, const char *name, 
 	 * writer that marks itself just after our look may see us take the lock once:
 	 * our next hold looks again.
 	 */
-	if (yield && lkc_flock_marked(fd, LKC_FLOCK_WRITER_BYTE)) {
+	if (yield && lkc_flock_marked(fd, LKC_FLOCK_WRITER_BYTE, 1)) {
 		r = -1;
 	} else {
 		while ((r = flock(fd, op | LOCK_NB)) != 0 && errno == EINTR) {
@@ -428,7 +431,7 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 			if (fair) {
 				slot = lkc_flock_queue_join(hdr, fd, since, writer);
 			}
-			marked = lkc_flock_mark_waiting(s, fd, writer);
+			marked = lkc_flock_mark_waiting(s, fd, writer, 1);
 			continue;
 		}
 		if (defer && (timeout < 0 || timeout > 10)) {
@@ -468,13 +471,13 @@ lkc_flock_step lkc_flock_wait(lkc_flock_store *s, const char *name, int fd,
 	if (slot >= 0) {
 		/*
 		 * However the wait ended, we wait no more: the slot is free, and one unlock
-		 * drops our marks, the waiter's and writer's bytes and the slot's (this open
+		 * drops our marks, the writer's and sleeper's bytes and the slot's (this open
 		 * file description marks nothing else in that range).
 		 */
 		__atomic_store_n(&hdr->queue[slot].since_ns, 0, __ATOMIC_RELEASE);
-		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, LKC_FLOCK_QUEUE_BYTE + slot + 1);
+		lkc_flock_mark(fd, F_UNLCK, 0, LKC_FLOCK_QUEUE_BYTE + slot + 1);
 	} else if (marked) {
-		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WAITER_BYTE, writer ? 2 : 1);
+		lkc_flock_mark(fd, F_UNLCK, LKC_FLOCK_WRITER_BYTE, 2);
 	}
 	if (((marked && writer) || slot >= 0) && step != LKC_FLOCK_GOT) {
 		/*
@@ -561,7 +564,7 @@ static int lkc_flock_queued(int fd)
 	lkc_flock_hdr *hdr = lkc_flock_slot(fd)->hdr;
 
 	for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
-		if (__atomic_load_n(&hdr->queue[i].since_ns, __ATOMIC_ACQUIRE) != 0 && lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i)) {
+		if (__atomic_load_n(&hdr->queue[i].since_ns, __ATOMIC_ACQUIRE) != 0 && lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i, 1)) {
 			return 1;
 		}
 	}
@@ -628,7 +631,7 @@ lkc_rc lkc_flock_wait_free(lkc_store *store, const char *resource, size_t len, i
 		hdr = lkc_flock_slot(fd)->hdr;
 		/* Counted, marked, watched, then looked at: the order lkc_flock_let_go and lkc_flock_wake rely on. */
 		__atomic_add_fetch(&hdr->waiters, 1, __ATOMIC_SEQ_CST);
-		marked = lkc_flock_mark_waiting(s, fd, 0);
+		marked = lkc_flock_mark_waiting(s, fd, 0, 0);
 		wd = marked ? lkc_flock_watch_begin(s, fd, &ino) : -1;
 		for (;;) {
 			struct pollfd pfd;

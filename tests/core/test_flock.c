@@ -89,10 +89,13 @@ static int has_mark(int fd, off_t byte)
 	return fl.l_type != F_UNLCK;
 }
 
-/* Whether another open file description marks itself as waiting on fd's file (an OFD read lock on byte 0). */
+/*
+ * Whether another open file description marks itself as waiting on fd's file: an
+ * OFD read lock on byte 0 (asleep on inotify) or byte 2 (asleep on the futex word).
+ */
 static int has_waiter(int fd)
 {
-	return has_mark(fd, 0);
+	return has_mark(fd, 0) || has_mark(fd, 2);
 }
 
 /* Whether another open file description marks itself as a waiting writer on fd's file (byte 1). */
