@@ -423,6 +423,34 @@ lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	lkc_rs_guessed(hold, &lists);
+	if (delay_ms <= 0 && hold->mode == LKC_MODE_EXCLUSIVE && lists.n == 0 && !hold->unsure) {
+		/*
+		 * Nobody had queued when we took the hold: the short release, which answers 0,
+		 * having written nothing, when anything else exists. An answer lost on the way
+		 * leaves the release script to tell what happened (unsure).
+		 */
+		redisReply *reply;
+		const redisReply *result;
+
+		rc = lkc_rs_run(s, &op, LKC_RS_DROP, key, key_len, NULL, args, lens, 1, NULL, &reply, &result, err);
+		if (rc == LKC_OK) {
+			int dropped = result->type == REDIS_REPLY_INTEGER && result->integer == 1;
+
+			freeReplyObject(reply);
+			if (dropped) {
+				lkc_rs_hold_result(s, hold, "release", 1, err);
+				free(key);
+				return LKC_OK;
+			}
+		} else if (!lkc_rs_may_recover(&op, rc)) {
+			hold->unsure = rc == LKC_ERR_IO;
+			free(key);
+			return rc;
+		} else {
+			op.recovered = 1;
+			hold->unsure = 1;
+		}
+	}
 	for (;;) {
 		redisReply *reply;
 		const redisReply *result;

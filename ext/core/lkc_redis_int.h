@@ -53,7 +53,7 @@ typedef struct {
 
 enum {
 	LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_WATCH,
-	LKC_RS_DELIVER, LKC_RS_NSCRIPTS
+	LKC_RS_DELIVER, LKC_RS_DROP, LKC_RS_NSCRIPTS
 };
 
 /* The scripts, by the enum above (lkc_redis_script.c). */

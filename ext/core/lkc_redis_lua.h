@@ -938,6 +938,17 @@ static const char lkc_rs_deliver_lua[] =
 static const char *const lkc_rs_deliver_keys[] = { ":qd", ":h", ":m", NULL };
 static const int lkc_rs_deliver_lists = 1;
 
+/* ext/core/lua/drop.lua */
+static const char lkc_rs_drop_lua[] =
+	"local lock, q, hd, fw = KEYS[1], KEYS[2], KEYS[3], KEYS[4]\n"
+	"if redis.call('GET', lock) == ARGV[1] and redis.call('EXISTS', q, hd, fw) == 0 then\n"
+	"\tredis.call('DEL', lock)\n"
+	"\treturn 1\n"
+	"end\n"
+	"return 0\n";
+static const char *const lkc_rs_drop_keys[] = { ":q", ":h", ":fw", NULL };
+static const int lkc_rs_drop_lists = 0;
+
 /* ext/core/lua/fence.lua */
 static const char lkc_rs_fence_lua[] =
 	"local lock, rd, fk = KEYS[1], KEYS[2], KEYS[3]\n"
@@ -2091,6 +2102,6 @@ static const char *const lkc_rs_watch_keys[] = { ":q", ":h", ":fw", ":fl", NULL 
 static const int lkc_rs_watch_lists = 0;
 
 /* Every script, as X(NAME). */
-#define LKC_RS_EACH_SCRIPT(X) X(acquire) X(check) X(deliver) X(fence) X(force) X(refresh) X(release) X(watch)
+#define LKC_RS_EACH_SCRIPT(X) X(acquire) X(check) X(deliver) X(drop) X(fence) X(force) X(refresh) X(release) X(watch)
 
 #endif
