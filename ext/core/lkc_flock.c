@@ -482,12 +482,6 @@ static lkc_rc lkc_flock_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, 
 	return LKC_OK;
 }
 
-/*
- * Breaks every holder of the resource: marks the file dead in its header, then
- * puts a fresh file at its name, atomically, carrying the counter ahead. Holders
- * keep their lock on the old inode, which their check() and release() see dead;
- * waiters get IN_ATTRIB on it (the link count) and move over.
- */
 /* Wakes the waiters asleep on the lock file open as fd (-1: none), then closes it. */
 static void lkc_flock_close_woken(int fd)
 {
@@ -507,6 +501,13 @@ static void lkc_flock_close_woken(int fd)
 	close(fd);
 }
 
+/*
+ * Breaks every holder of the resource: marks the file dead in its header, then
+ * puts a fresh file at its name, atomically, carrying the counter ahead. Holders
+ * keep their lock on the old inode, which their check() and release() see dead;
+ * waiters are woken on it (the futex word; inotify's IN_ATTRIB, the link count,
+ * for waitUntilFree()) and move over.
+ */
 static lkc_rc lkc_flock_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	lkc_flock_store *s = (lkc_flock_store *) store;

@@ -47,6 +47,7 @@
  * when a killed waiter's file closes: a woken waiter lets older ones go first.
  */
 #define LKC_FLOCK_QUEUE_SLOTS 32
+#define LKC_FLOCK_QUEUE_BYTE 16
 
 /*
  * A waiter sleeps on the header's futex word, which every release changes; it
@@ -54,7 +55,6 @@
  * (the kernel frees its lock without a word), a release by an older version.
  */
 #define LKC_FLOCK_SLICE_MS 20
-#define LKC_FLOCK_QUEUE_BYTE 16
 
 typedef struct {
 	uint64_t since_ns;  /* when its waiter began to wait (CLOCK_MONOTONIC is machine-wide), 0 when free */

@@ -523,10 +523,7 @@ lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_e
 	if (key == NULL) {
 		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
 	}
-	if (ttl_ms != LKC_TTL_NONE) {
-		lkc_i64_str(ttl, ttl_ms);
-	}
-	lens[1] = strlen(ttl);
+	lens[1] = ttl_ms != LKC_TTL_NONE ? lkc_i64_str(ttl, ttl_ms) : 0;
 	lkc_rs_op_start(s, &op);
 	lkc_rs_guessed(hold, &lists);
 	/* Setting the same TTL twice does no harm, so a failed refresh is simply sent again. */
