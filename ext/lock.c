@@ -190,13 +190,14 @@ static PHP_MINFO_FUNCTION(lock)
 	php_info_print_table_end();
 	smart_str_free(&built);
 	smart_str_free(&missing);
+	php_lock_stats_info();
 	DISPLAY_INI_ENTRIES();
 }
 
 zend_module_entry lock_module_entry = {
 	STANDARD_MODULE_HEADER,
 	"lock",
-	NULL,
+	ext_functions,
 	PHP_MINIT(lock),
 	PHP_MSHUTDOWN(lock),
 	NULL,

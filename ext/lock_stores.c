@@ -623,6 +623,7 @@ void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
 	rc = force
 		? obj->store->ops->force_release(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &err)
 		: obj->store->ops->is_locked(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &locked, &err);
+	lkc_stats_answer(obj->store, NULL, rc);
 	if (rc != LKC_OK) {
 		php_lock_throw(rc, &err, NULL);
 		RETURN_THROWS();

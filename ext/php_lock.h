@@ -99,4 +99,7 @@ void php_lock_release_all(void);
 /* Gives up the holds that outlived their objects (module shutdown: the process ends). */
 void php_lock_release_parked(void);
 
+/* lock_stats.c: Lock\stats(); the counters' table of phpinfo(). */
+void php_lock_stats_info(void);
+
 #endif

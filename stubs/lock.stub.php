@@ -28,6 +28,12 @@ namespace Lock {
     {
     }
 
+    /**
+     * This process's lock counters since it started: 'total', then one entry per store class used.
+     * @return array<string, array<string, int|float>>
+     */
+    function stats(): array {}
+
     interface Store
     {
         /**

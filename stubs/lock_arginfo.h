@@ -1,5 +1,8 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 0fc5883991d2f508efb0eb694d9a8c93fa956b74 */
+ * Stub hash: 3a42064e04569769a38f3d9c6eddc7c5aa23366c */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_supports, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, capability, IS_LONG, 0)
@@ -165,6 +168,7 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_MemcachedStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
 
+ZEND_FUNCTION(Lock_stats);
 ZEND_METHOD(Lock_Lock, __construct);
 ZEND_METHOD(Lock_Lock, acquire);
 ZEND_METHOD(Lock_Lock, acquireRead);
@@ -213,6 +217,12 @@ ZEND_METHOD(Lock_Store_MemcachedStore, supports);
 ZEND_METHOD(Lock_Store_MemcachedStore, isLocked);
 ZEND_METHOD(Lock_Store_MemcachedStore, forceRelease);
 ZEND_METHOD(Lock_Store_MemcachedStore, waitUntilFree);
+
+
+static const zend_function_entry ext_functions[] = {
+	ZEND_NS_FALIAS("Lock", stats, Lock_stats, arginfo_Lock_stats)
+	ZEND_FE_END
+};
 
 
 static const zend_function_entry class_Lock_LockException_methods[] = {

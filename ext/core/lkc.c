@@ -89,10 +89,31 @@ static void lkc_after_fork_parent(void)
 	lkc_fork_total++;
 }
 
+lkc_stats lkc_stats_of[LKC_KINDS];
+
+const char *const lkc_stat_names[LKC_STATS] = {
+	[LKC_STAT_ACQUIRED] = "acquired",
+	[LKC_STAT_FAILED] = "failed",
+	[LKC_STAT_WAITED] = "waited",
+	[LKC_STAT_TIMED_OUT] = "timed_out",
+	[LKC_STAT_HANDED_OVER] = "handed_over",
+	[LKC_STAT_RELEASED] = "released",
+	[LKC_STAT_EXPIRED] = "expired",
+	[LKC_STAT_LOST] = "lost",
+	[LKC_STAT_REFRESHED] = "refreshed",
+	[LKC_STAT_AUTO_REFRESHED] = "auto_refreshed",
+	[LKC_STAT_STORAGE_ERRORS] = "storage_errors",
+};
+
 static void lkc_after_fork_child(void)
 {
 	__atomic_store_n(&lkc_pid_cached, getpid(), __ATOMIC_RELEASE);
 	lkc_fork_total++;
+	/* The child's counters count what it does; the stores it inherited stay shown. */
+	for (int k = 0; k < LKC_KINDS; k++) {
+		memset(lkc_stats_of[k].n, 0, sizeof(lkc_stats_of[k].n));
+		lkc_stats_of[k].wait_ns = 0;
+	}
 }
 
 static void lkc_pid_init(void)
@@ -257,6 +278,28 @@ static void lkc_hold_forget(lkc_hold *hold)
 	hold->fence = -1;
 }
 
+/* Whether rc is a failure of the backend (what the host reports as a storage error). */
+static int lkc_rc_storage(lkc_rc rc)
+{
+	return rc == LKC_ERR_IO || rc == LKC_ERR_PROTOCOL || rc == LKC_ERR_REFUSED || rc == LKC_ERR_PERM
+		|| rc == LKC_ERR_SYSTEM;
+}
+
+void lkc_stats_answer(lkc_store *store, lkc_hold *hold, lkc_rc rc)
+{
+	lkc_stats *st = store->ops->stats;
+
+	if ((rc == LKC_EXPIRED || rc == LKC_LOST) && hold != NULL) {
+		/* A hold found gone is counted once, however many calls are told so. */
+		if (!hold->gone_counted) {
+			hold->gone_counted = 1;
+			st->n[rc == LKC_LOST ? LKC_STAT_LOST : LKC_STAT_EXPIRED]++;
+		}
+	} else if (lkc_rc_storage(rc)) {
+		st->n[LKC_STAT_STORAGE_ERRORS]++;
+	}
+}
+
 int lkc_hold_foreign(const lkc_hold *hold)
 {
 	return hold->mode != LKC_MODE_NONE && hold->pid != lkc_pid();
@@ -281,7 +324,8 @@ static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
 	return start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
 }
 
-int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t *start, lkc_rc *rc, lkc_err *err)
+int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t wait_ms, uint64_t *start,
+	lkc_rc *rc, lkc_err *err)
 {
 	if (hold->owner_pid != lkc_pid()) {
 		/*
@@ -308,19 +352,30 @@ int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t 
 	}
 	/*
 	 * The expiry counts from before the request (or the store's grant), so our view
-	 * never outlives the server's. Holds that do not expire need no clock: that
-	 * read is a measurable part of a semaphore cycle.
+	 * never outlives the server's. Holds that do not expire need no clock (that
+	 * read is a measurable part of a semaphore cycle), except for the time a
+	 * blocking acquire spends (the stats).
 	 */
-	*start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
+	*start = (store->ops->caps & LKC_CAP_EXPIRY) || wait_ms != 0 ? lkc_now_ns() : 0;
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
 	hold->granted_ns = 0;
 	hold->next[0] = hold->next[1] = 0;
+	hold->handed = 0;
 	return 1;
 }
 
-void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, uint64_t start)
+void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, int64_t wait_ms, uint64_t start)
 {
+	lkc_stats *st = store->ops->stats;
+
+	st->n[LKC_STAT_ACQUIRED]++;
+	if (wait_ms != 0) {
+		st->n[LKC_STAT_WAITED]++;
+		st->n[LKC_STAT_HANDED_OVER] += hold->handed != 0;
+		st->wait_ns += lkc_now_ns() - start;
+	}
+	hold->gone_counted = 0;
 	/* After a wait, the hold counts from the store's grant (never later than the server's), not the call. */
 	if (hold->granted_ns > start) {
 		start = hold->granted_ns;
@@ -329,6 +384,21 @@ void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t tt
 	hold->pid = lkc_pid();
 	hold->forks = lkc_fork_count();
 	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+}
+
+void lkc_acquire_failed(lkc_store *store, lkc_hold *hold, int64_t wait_ms, uint64_t start, lkc_rc rc)
+{
+	lkc_stats *st = store->ops->stats;
+
+	if (wait_ms != 0) {
+		st->wait_ns += lkc_now_ns() - start;
+	}
+	if (rc == LKC_BUSY || rc == LKC_INTERRUPTED) {
+		st->n[wait_ms == 0 ? LKC_STAT_FAILED : LKC_STAT_TIMED_OUT]++;
+	} else {
+		/* A conversion that lost the hold it converted says so as any call does. */
+		lkc_stats_answer(store, hold, rc);
+	}
 }
 
 int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc *rc, lkc_err *err)
@@ -359,8 +429,13 @@ int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc
 	return 1;
 }
 
-void lkc_release_end(lkc_hold *hold, lkc_rc rc)
+void lkc_release_end(lkc_store *store, lkc_hold *hold, lkc_rc rc)
 {
+	if (rc == LKC_OK) {
+		store->ops->stats->n[LKC_STAT_RELEASED]++;
+	} else {
+		lkc_stats_answer(store, hold, rc);
+	}
 	/* Whatever the backend said, we no longer count this hold as ours, except when it could not be reached. */
 	if (rc == LKC_OK || rc == LKC_EXPIRED || rc == LKC_LOST) {
 		lkc_hold_forget(hold);
@@ -381,8 +456,12 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
 	rc = store->ops->refresh(store, hold, ttl_ms, err);
 	if (rc == LKC_OK) {
+		store->ops->stats->n[LKC_STAT_REFRESHED]++;
 		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
-	} else if (rc == LKC_EXPIRED || rc == LKC_LOST) {
+		return rc;
+	}
+	lkc_stats_answer(store, hold, rc);
+	if (rc == LKC_EXPIRED || rc == LKC_LOST) {
 		lkc_hold_forget(hold);
 	}
 	return rc;
@@ -400,6 +479,7 @@ lkc_rc lkc_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 		return LKC_EXPIRED;
 	}
 	rc = store->ops->check(store, hold, err);
+	lkc_stats_answer(store, hold, rc);
 	if (rc == LKC_EXPIRED || rc == LKC_LOST) {
 		/* Not held: the token of the hold that was is no answer any more (the store is asked again). */
 		hold->fence = -1;
@@ -425,6 +505,8 @@ lkc_rc lkc_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err)
 	rc = store->ops->fence(store, hold, fence, err);
 	if (rc == LKC_OK) {
 		hold->fence = *fence;
+	} else {
+		lkc_stats_answer(store, hold, rc);
 	}
 	return rc;
 }
@@ -435,6 +517,7 @@ lkc_rc lkc_hold_restore(lkc_hold *hold, const char *owner, size_t len, lkc_err *
 		return err->code;
 	}
 	/* Assumed held: the store tells otherwise on the first refresh, release or check. */
+	hold->gone_counted = 0;
 	hold->mode = LKC_MODE_EXCLUSIVE;
 	hold->pid = lkc_pid();
 	hold->forks = lkc_fork_count();
@@ -497,6 +580,8 @@ void lkc_store_release(lkc_store *store)
 
 lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
 {
+	lkc_rc rc;
+
 	if (len == 0 || len > LKC_RESOURCE_MAX) {
 		return lkc_err_set(err, LKC_ERR_INVALID, "resource must be 1 to %d bytes long", LKC_RESOURCE_MAX);
 	}
@@ -506,7 +591,9 @@ lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t
 	if (store->ops->wait_free == NULL) {
 		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot wait for a resource to be free", store->ops->name);
 	}
-	return store->ops->wait_free(store, resource, len, wait_ms, err);
+	rc = store->ops->wait_free(store, resource, len, wait_ms, err);
+	lkc_stats_answer(store, NULL, rc);
+	return rc;
 }
 
 void lkc_abandon(lkc_store *store, lkc_hold *hold)

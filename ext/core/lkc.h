@@ -149,6 +149,8 @@ typedef struct lkc_hold {
 	void *session;           /* pgsql, mysql: the server session that holds it while held, NULL when none */
 	uint64_t granted_ns;     /* set by a store's acquire: monotonic time no later than the grant, 0 for when the call began */
 	int64_t next[2];         /* redis: the wake tickets a release is guessed to serve (the queue's head), 0 unknown */
+	int handed;              /* set by a store's acquire: a release handed this hold to us while we waited */
+	int gone_counted;        /* the stats counted this hold as expired or lost already */
 } lkc_hold;
 
 /* Initialises a hold for resource with a fresh owner token. */
@@ -157,6 +159,47 @@ lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *
 void lkc_hold_dispose(lkc_hold *hold);
 
 typedef struct lkc_store lkc_store;
+
+/*
+ * The counters of Lock\stats(), per kind of store, of this process since it
+ * started (a forked child starts from zero). Only the thread that runs the
+ * lock layer's calls touches them.
+ */
+typedef enum {
+	LKC_STAT_ACQUIRED,       /* holds taken: single attempt, wait or hand-off, read holds and conversions too */
+	LKC_STAT_FAILED,         /* single attempts that found the resource held */
+	LKC_STAT_WAITED,         /* blocking acquires that ended with the hold */
+	LKC_STAT_TIMED_OUT,      /* blocking acquires that ended without it: the timeout, or the host interrupted */
+	LKC_STAT_HANDED_OVER,    /* holds a release handed to us while we waited (also counted in waited) */
+	LKC_STAT_RELEASED,       /* holds given up, by release() or automatic release */
+	LKC_STAT_EXPIRED,        /* holds found gone with nobody holding the resource */
+	LKC_STAT_LOST,           /* holds found gone with somebody else holding it */
+	LKC_STAT_REFRESHED,      /* refreshes that extended the hold */
+	LKC_STAT_AUTO_REFRESHED, /* refreshes made for an auto-refreshed hold */
+	LKC_STAT_STORAGE_ERRORS, /* calls that failed on the backend (a StorageException, thrown or not) */
+	LKC_STATS
+} lkc_stat;
+
+typedef struct {
+	uint64_t n[LKC_STATS];
+	uint64_t wait_ns;        /* time spent in blocking acquires */
+	int used;                /* a store of this kind was opened in this process */
+} lkc_stats;
+
+/* The kinds of store, one per PHP store class: what the counters are kept by. */
+typedef enum {
+	LKC_KIND_FLOCK,
+	LKC_KIND_SEM,
+	LKC_KIND_REDIS,
+	LKC_KIND_PGSQL,
+	LKC_KIND_MYSQL,
+	LKC_KIND_MEMCACHED,
+	LKC_KINDS
+} lkc_kind;
+
+extern lkc_stats lkc_stats_of[LKC_KINDS];
+/* The counters' names, as Lock\stats() gives them. */
+extern const char *const lkc_stat_names[LKC_STATS];
 
 /* Store capabilities. */
 #define LKC_CAP_EXPIRY        (1u << 0) /* holds have a TTL */
@@ -211,6 +254,8 @@ typedef struct lkc_store_ops {
 	 * namespace names no server.
 	 */
 	lkc_rc (*server_id)(lkc_store *store, char **id, size_t *len, lkc_err *err);
+	/* The counters of this kind of store (an element of lkc_stats_of). */
+	lkc_stats *stats;
 } lkc_store_ops;
 
 /* Every store starts with this. */
@@ -237,6 +282,15 @@ struct lkc_store {
  */
 int lkc_store_same(lkc_store *a, lkc_store *b);
 
+/* Marks the kind of a store just opened as used (its counters are shown). */
+static inline void lkc_store_opened(lkc_store *store)
+{
+	store->ops->stats->used = 1;
+}
+
+/* Counts what an answer of the store says about a hold or the backend: expired, lost, a storage error. */
+void lkc_stats_answer(lkc_store *store, lkc_hold *hold, lkc_rc rc);
+
 /* Keeps store alive for one more user, whatever order the users let go in. */
 void lkc_store_retain(lkc_store *store);
 /* Lets go of one reference; the last one destroys the store. */
@@ -253,13 +307,16 @@ void lkc_store_release(lkc_store *store);
  * Spectre mitigations), a measurable part of a semaphore or flock cycle.
  */
 /* Checks before a store's acquire: 1 to go on (*start set), 0 with *rc the answer. */
-int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, uint64_t *start, lkc_rc *rc, lkc_err *err);
+int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t wait_ms, uint64_t *start,
+	lkc_rc *rc, lkc_err *err);
 /* Records a hold the store took in mode. */
-void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, uint64_t start);
+void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, int64_t wait_ms, uint64_t start);
+/* Counts an acquire the store answered rc (not LKC_OK) to. */
+void lkc_acquire_failed(lkc_store *store, lkc_hold *hold, int64_t wait_ms, uint64_t start, lkc_rc rc);
 /* Checks before a store's release: 1 to go on, 0 with *rc the answer. */
 int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc *rc, lkc_err *err);
 /* Forgets a hold the store gave back (or found gone), after its release answered rc. */
-void lkc_release_end(lkc_hold *hold, lkc_rc rc);
+void lkc_release_end(lkc_store *store, lkc_hold *hold, lkc_rc rc);
 
 /* Takes or converts the hold through the store. */
 __attribute__((always_inline)) static inline lkc_rc lkc_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode,
@@ -268,12 +325,14 @@ __attribute__((always_inline)) static inline lkc_rc lkc_acquire(lkc_store *store
 	uint64_t start;
 	lkc_rc rc;
 
-	if (!lkc_acquire_begin(store, hold, mode, &start, &rc, err)) {
+	if (!lkc_acquire_begin(store, hold, mode, wait_ms, &start, &rc, err)) {
 		return rc;
 	}
 	rc = store->ops->acquire(store, hold, mode, ttl_ms, wait_ms, err);
 	if (rc == LKC_OK) {
-		lkc_acquire_end(store, hold, mode, ttl_ms, start);
+		lkc_acquire_end(store, hold, mode, ttl_ms, wait_ms, start);
+	} else {
+		lkc_acquire_failed(store, hold, wait_ms, start, rc);
 	}
 	return rc;
 }
@@ -287,7 +346,7 @@ __attribute__((always_inline)) static inline lkc_rc lkc_release(lkc_store *store
 		return rc;
 	}
 	rc = store->ops->release(store, hold, delay_ms, err);
-	lkc_release_end(hold, rc);
+	lkc_release_end(store, hold, rc);
 	return rc;
 }
 

@@ -177,6 +177,7 @@ lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err 
 	s->inotify_fd = -1;
 	s->cache_max = LKC_FLOCK_CACHE_DEFAULT;
 	s->lru_first = s->lru_last = -1;
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }
@@ -672,4 +673,5 @@ static const lkc_store_ops lkc_flock_ops = {
 	.force_release = lkc_flock_force_release,
 	.abandon = lkc_flock_abandon,
 	.destroy = lkc_flock_destroy,
+	.stats = &lkc_stats_of[LKC_KIND_FLOCK],
 };

@@ -1322,6 +1322,7 @@ static const lkc_store_ops lkc_mc_ops = {
 	.settle = lkc_mc_settle,
 	.wait_free = lkc_mc_wait_free,
 	.server_id = lkc_mc_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_MEMCACHED],
 };
 
 /*
@@ -1397,6 +1398,7 @@ lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *e
 		lkc_mc_destroy(&s->base);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }

@@ -1261,6 +1261,7 @@ lkc_rc lkc_my_open(lkc_store **out, const lkc_my_config *cfg, lkc_err *err)
 			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 		}
 	}
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }
@@ -1326,6 +1327,7 @@ static const lkc_store_ops lkc_my_session_kind = {
 	.fence = lkc_my_fence,
 	.settle = NULL,
 	.wait_free = lkc_my_wait_free,
+	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };
 
 /*
@@ -1445,6 +1447,7 @@ static const lkc_store_ops lkc_my_ops = {
 	.settle = NULL,
 	.wait_free = lkc_myb_wait_free,
 	.server_id = lkc_myb_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };
 
 static const lkc_store_ops lkc_my_table_ops = {
@@ -1462,4 +1465,5 @@ static const lkc_store_ops lkc_my_table_ops = {
 	.settle = lkc_myb_settle,
 	.wait_free = lkc_myb_wait_free,
 	.server_id = lkc_myb_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };

@@ -893,4 +893,5 @@ const lkc_store_ops lkc_my_table_kind = {
 	.fence = lkc_myt_fence,
 	.settle = lkc_myt_settle,
 	.wait_free = lkc_myt_wait_free,
+	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };

@@ -1428,6 +1428,7 @@ lkc_rc lkc_pg_open(lkc_store **out, const lkc_pg_config *cfg, lkc_err *err)
 		}
 		s->base.ops = &lkc_pg_table_ops;
 	}
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }
@@ -1488,4 +1489,5 @@ static const lkc_store_ops lkc_pg_ops = {
 	.settle = NULL,
 	.wait_free = lkc_pg_wait_free,
 	.server_id = lkc_pg_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_PGSQL],
 };

@@ -667,4 +667,5 @@ const lkc_store_ops lkc_pg_table_ops = {
 	.settle = lkc_pgt_settle,
 	.wait_free = lkc_pgt_wait_free,
 	.server_id = lkc_pg_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_PGSQL],
 };

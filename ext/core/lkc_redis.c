@@ -541,6 +541,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.settle = lkc_rs_settle,
 	.wait_free = lkc_rs_wait_free,
 	.server_id = lkc_rs_server_id,
+	.stats = &lkc_stats_of[LKC_KIND_REDIS],
 };
 
 /* Defaults: 127.0.0.1:6379, database 0, a one-second timeout, no prefix, no credentials, fair waiting. */
@@ -795,6 +796,7 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err)
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "Redis: out of memory");
 	}
 	pthread_once(&lkc_rs_scripts_once, lkc_rs_scripts_init);
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }

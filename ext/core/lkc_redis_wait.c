@@ -415,6 +415,7 @@ lkc_rc lkc_rs_wait(lkc_rs_store *s, lkc_hold *hold, lkc_rs_req *req, const lkc_r
 			/* Handed to us by whoever freed it: the reply is the acquisition, with its fencing token. */
 			hold->fence = req->want == 'w' ? woken.fence : -1;
 			hold->granted_ns = lkc_rs_granted_at(&last, woken.at);
+			hold->handed = 1;
 			memcpy(hold->next, woken.heads, sizeof(hold->next));
 			return LKC_OK;
 		}

@@ -155,6 +155,7 @@ lkc_rc lkc_sem_open_cache(lkc_store **out, int mode, int cache, lkc_err *err)
 	s->mode = mode;
 	s->cache = (unsigned) cache;
 	s->pid = lkc_pid();
+	lkc_store_opened(&s->base);
 	*out = &s->base;
 	return LKC_OK;
 }
@@ -1034,4 +1035,5 @@ static const lkc_store_ops lkc_sem_ops = {
 	.abandon = lkc_sem_abandon,
 	.destroy = lkc_sem_destroy,
 	.wait_free = lkc_sem_wait_free,
+	.stats = &lkc_stats_of[LKC_KIND_SEM],
 };

@@ -345,6 +345,52 @@ static void timed_wait_ends_busy(void)
 	rm_rf(dir);
 }
 
+/* The lock layer counts every answer once under the store's kind (Lock\stats()). */
+static void counters_follow_answers(void)
+{
+	lkc_stats *st = &lkc_stats_of[LKC_KIND_FLOCK];
+	lkc_stats before;
+	char dir[64];
+	lkc_store *store;
+	lkc_hold a, b;
+	lkc_err err;
+
+	make_tmpdir(dir);
+	store = open_store(dir);
+	CHECK(st->used);
+	before = *st;
+	init_hold(&a, "counted");
+	init_hold(&b, "counted");
+	lkc_err_clear(&err);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 0, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 20, &err), LKC_BUSY, &err);
+	CHECK_RC(lkc_refresh(store, &a, LKC_TTL_NONE, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, LKC_TTL_NONE, 20, &err), LKC_OK, &err);
+	/* Broken: found gone by the check and by the release, counted once. */
+	CHECK_RC(store->ops->force_release(store, "counted", 7, &err), LKC_OK, &err);
+	CHECK_RC(lkc_check(store, &b, &err), LKC_EXPIRED, &err);
+	CHECK_RC(lkc_check(store, &b, &err), LKC_EXPIRED, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_EXPIRED, &err);
+	CHECK(st->n[LKC_STAT_ACQUIRED] - before.n[LKC_STAT_ACQUIRED] == 2);
+	CHECK(st->n[LKC_STAT_FAILED] - before.n[LKC_STAT_FAILED] == 1);
+	CHECK(st->n[LKC_STAT_TIMED_OUT] - before.n[LKC_STAT_TIMED_OUT] == 1);
+	CHECK(st->n[LKC_STAT_WAITED] - before.n[LKC_STAT_WAITED] == 1);
+	CHECK(st->n[LKC_STAT_HANDED_OVER] == before.n[LKC_STAT_HANDED_OVER]);
+	CHECK(st->n[LKC_STAT_REFRESHED] - before.n[LKC_STAT_REFRESHED] == 1);
+	CHECK(st->n[LKC_STAT_RELEASED] - before.n[LKC_STAT_RELEASED] == 1);
+	CHECK(st->n[LKC_STAT_EXPIRED] - before.n[LKC_STAT_EXPIRED] == 1);
+	CHECK(st->n[LKC_STAT_LOST] == before.n[LKC_STAT_LOST]);
+	CHECK(st->n[LKC_STAT_STORAGE_ERRORS] == before.n[LKC_STAT_STORAGE_ERRORS]);
+	/* At least the 20 ms of the wait that timed out. */
+	CHECK(st->wait_ns - before.wait_ns >= 20000000u);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	rm_rf(dir);
+}
+
 /* In a child: takes the lock with a store of its own, writes a byte to fd, then calls then(). */
 static void child_hold(const char *dir, const char *resource, lkc_mode mode, int fd, void (*then)(lkc_store *, lkc_hold *))
 {
@@ -1535,7 +1581,7 @@ static void interrupted_writer_lets_readers_in(void)
 }
 
 TEST_MAIN(T(file_names_are_safe), T(hostile_resources_stay_inside), T(exclusive_holds_conflict_in_process),
-	T(shared_holds_coexist), T(timed_wait_ends_busy), T(killed_holder_frees_waiter), T(release_wakes_waiter),
+	T(shared_holds_coexist), T(timed_wait_ends_busy), T(counters_follow_answers), T(killed_holder_frees_waiter), T(release_wakes_waiter),
 	T(release_while_child_keeps_descriptor), T(forked_child_abandons), T(force_release_breaks_holder),
 	T(force_release_wakes_waiter), T(is_locked_sees_every_mode), T(directory_is_created), T(symlink_is_refused),
 	T(holds_convert), T(host_interrupts_wait), T(cached_file_serves_repeated_holds),
