@@ -413,6 +413,7 @@ static zend_always_inline bool php_lock_take(php_lock_obj *lock, lkc_mode mode, 
 	}
 	if (lock->hold.mode == LKC_MODE_NONE && php_lock_same_owner_holds(lock)) {
 		if (wait_ms == 0) {
+			lkc_stats_add(store, LKC_STAT_FAILED);
 			return false;
 		}
 		/* Nothing but this request can end that hold: waiting for it would wait for ourselves. */

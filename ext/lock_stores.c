@@ -669,6 +669,74 @@ void php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAMETERS)
 	}
 }
 
+/* A list of byte strings as a PHP array, or null when the store cannot tell. */
+static void php_lock_bytes_list(zval *out, int known, const lkc_bytes *list, size_t n)
+{
+	if (!known) {
+		ZVAL_NULL(out);
+		return;
+	}
+	array_init_size(out, (uint32_t) n);
+	for (size_t i = 0; i < n; i++) {
+		add_next_index_stringl(out, list[i].s, list[i].len);
+	}
+}
+
+/* inspect(): held, mode, owners, ttl, fencing, waiters, queue; null where the store cannot tell. */
+void php_lock_store_inspect(INTERNAL_FUNCTION_PARAMETERS)
+{
+	static const char *const modes[] = {
+		[LKC_SEEN_FREE] = NULL, [LKC_SEEN_WRITE] = "write", [LKC_SEEN_READ] = "read", [LKC_SEEN_COOLDOWN] = "cooldown",
+	};
+	php_lock_store_obj *obj = THIS_STORE();
+	zend_string *resource;
+	lkc_inspect seen;
+	lkc_err err;
+	lkc_rc rc;
+	zval list;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(resource)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (!php_lock_store_ready(obj) || !php_lock_resource_arg(resource, 1)) {
+		RETURN_THROWS();
+	}
+	lkc_err_clear(&err);
+	rc = lkc_inspect_resource(obj->store, ZSTR_VAL(resource), ZSTR_LEN(resource), &seen, &err);
+	if (rc != LKC_OK) {
+		php_lock_throw(rc, &err, NULL);
+		RETURN_THROWS();
+	}
+	array_init_size(return_value, 7);
+	add_assoc_bool(return_value, "held", seen.mode != LKC_SEEN_FREE);
+	if (modes[seen.mode] != NULL) {
+		add_assoc_string(return_value, "mode", modes[seen.mode]);
+	} else {
+		add_assoc_null(return_value, "mode");
+	}
+	php_lock_bytes_list(&list, seen.owners_known, seen.owners, seen.nowners);
+	add_assoc_zval(return_value, "owners", &list);
+	if (seen.ttl_ms >= 0 && seen.mode != LKC_SEEN_FREE) {
+		add_assoc_double(return_value, "ttl", (double) seen.ttl_ms / 1000.0);
+	} else {
+		add_assoc_null(return_value, "ttl");
+	}
+	if (seen.fence > 0) {
+		add_assoc_long(return_value, "fencing", (zend_long) seen.fence);
+	} else {
+		add_assoc_null(return_value, "fencing");
+	}
+	if (seen.waiters >= 0) {
+		add_assoc_long(return_value, "waiters", (zend_long) seen.waiters);
+	} else {
+		add_assoc_null(return_value, "waiters");
+	}
+	php_lock_bytes_list(&list, seen.queue_known, seen.queue, seen.nqueue);
+	add_assoc_zval(return_value, "queue", &list);
+	lkc_inspect_free(&seen);
+}
+
 /* supports() of every store: whether the store has a capability (Lock\\Store::EXPIRING, ...). */
 void php_lock_store_supports(INTERNAL_FUNCTION_PARAMETERS)
 {

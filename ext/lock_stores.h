@@ -68,6 +68,8 @@ const php_lock_opt *php_lock_sql_known(void);
 void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force);
 /* waitUntilFree() of every store. */
 void php_lock_store_wait_until_free(INTERNAL_FUNCTION_PARAMETERS);
+/* inspect(): what the store knows of a resource now. */
+void php_lock_store_inspect(INTERNAL_FUNCTION_PARAMETERS);
 /* supports() of every store. */
 void php_lock_store_supports(INTERNAL_FUNCTION_PARAMETERS);
 

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 3a42064e04569769a38f3d9c6eddc7c5aa23366c */
+ * Stub hash: 7c402225ec3c0f20b2131a60064bad3c754eb279 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
@@ -131,6 +131,10 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_RedisStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_RedisStore_inspect, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_PostgresStore___construct, 0, 0, 1)
 	ZEND_ARG_TYPE_INFO(0, dsn, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
@@ -202,6 +206,7 @@ ZEND_METHOD(Lock_Store_RedisStore, supports);
 ZEND_METHOD(Lock_Store_RedisStore, isLocked);
 ZEND_METHOD(Lock_Store_RedisStore, forceRelease);
 ZEND_METHOD(Lock_Store_RedisStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_RedisStore, inspect);
 ZEND_METHOD(Lock_Store_PostgresStore, __construct);
 ZEND_METHOD(Lock_Store_PostgresStore, supports);
 ZEND_METHOD(Lock_Store_PostgresStore, isLocked);
@@ -313,6 +318,7 @@ static const zend_function_entry class_Lock_Store_RedisStore_methods[] = {
 	ZEND_ME(Lock_Store_RedisStore, isLocked, arginfo_class_Lock_Store_RedisStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, forceRelease, arginfo_class_Lock_Store_RedisStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_RedisStore, waitUntilFree, arginfo_class_Lock_Store_RedisStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_RedisStore, inspect, arginfo_class_Lock_Store_RedisStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -596,6 +596,42 @@ lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t
 	return rc;
 }
 
+lkc_rc lkc_inspect_resource(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_rc rc;
+
+	memset(out, 0, sizeof(*out));
+	out->ttl_ms = -2;
+	out->fence = -1;
+	out->waiters = -1;
+	if (len == 0 || len > LKC_RESOURCE_MAX) {
+		return lkc_err_set(err, LKC_ERR_INVALID, "resource must be 1 to %d bytes long", LKC_RESOURCE_MAX);
+	}
+	if (store->ops->inspect == NULL) {
+		return lkc_err_set(err, LKC_ERR_UNSUPPORTED, "the %s store cannot inspect a resource", store->ops->name);
+	}
+	rc = store->ops->inspect(store, resource, len, out, err);
+	lkc_stats_answer(store, NULL, rc);
+	if (rc != LKC_OK) {
+		lkc_inspect_free(out);
+	}
+	return rc;
+}
+
+void lkc_inspect_free(lkc_inspect *out)
+{
+	for (size_t i = 0; i < out->nowners; i++) {
+		free(out->owners[i].s);
+	}
+	for (size_t i = 0; i < out->nqueue; i++) {
+		free(out->queue[i].s);
+	}
+	free(out->owners);
+	free(out->queue);
+	out->owners = out->queue = NULL;
+	out->nowners = out->nqueue = 0;
+}
+
 void lkc_abandon(lkc_store *store, lkc_hold *hold)
 {
 	if (hold->mode != LKC_MODE_NONE || hold->fd >= 0) {

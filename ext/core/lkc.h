@@ -162,8 +162,8 @@ typedef struct lkc_store lkc_store;
 
 /*
  * The counters of Lock\stats(), per kind of store, of this process since it
- * started (a forked child starts from zero). Only the thread that runs the
- * lock layer's calls touches them.
+ * started (a forked child starts from zero). Plain additions: under a
+ * thread-safe PHP (ZTS), threads that lock at once may lose counts.
  */
 typedef enum {
 	LKC_STAT_ACQUIRED,       /* holds taken: single attempt, wait or hand-off, read holds and conversions too */
@@ -200,6 +200,37 @@ typedef enum {
 extern lkc_stats lkc_stats_of[LKC_KINDS];
 /* The counters' names, as Lock\stats() gives them. */
 extern const char *const lkc_stat_names[LKC_STATS];
+
+/* Bytes that may hold NUL (an owner token), malloc'd. */
+typedef struct {
+	char *s;
+	size_t len;
+} lkc_bytes;
+
+/* Who holds a resource, in what mode (Store::inspect()). */
+typedef enum {
+	LKC_SEEN_FREE,
+	LKC_SEEN_WRITE,
+	LKC_SEEN_READ,
+	LKC_SEEN_COOLDOWN
+} lkc_seen;
+
+/* What a store knows of a resource now; each part the store cannot tell is marked unknown. */
+typedef struct {
+	lkc_seen mode;
+	int64_t ttl_ms;          /* ms the hold has left; LKC_TTL_NONE for no expiry or nobody holding; -2 unknown */
+	int64_t fence;           /* the last fencing token handed out; -1 none or unknown */
+	int64_t waiters;         /* how many wait; -1 unknown */
+	int owners_known;        /* owners lists every holder */
+	lkc_bytes *owners;
+	size_t nowners;
+	int queue_known;         /* queue lists the waiters in the order they are served */
+	lkc_bytes *queue;
+	size_t nqueue;
+} lkc_inspect;
+
+/* Frees what a store's inspect put in out. */
+void lkc_inspect_free(lkc_inspect *out);
 
 /* Store capabilities. */
 #define LKC_CAP_EXPIRY        (1u << 0) /* holds have a TTL */
@@ -254,6 +285,11 @@ typedef struct lkc_store_ops {
 	 * namespace names no server.
 	 */
 	lkc_rc (*server_id)(lkc_store *store, char **id, size_t *len, lkc_err *err);
+	/*
+	 * Fills *out (zeroed by the caller) with what the store knows of the resource
+	 * now, taking nothing and waking nobody; NULL on stores that cannot tell.
+	 */
+	lkc_rc (*inspect)(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
 	/* The counters of this kind of store (an element of lkc_stats_of). */
 	lkc_stats *stats;
 } lkc_store_ops;
@@ -285,7 +321,15 @@ int lkc_store_same(lkc_store *a, lkc_store *b);
 /* Marks the kind of a store just opened as used (its counters are shown). */
 static inline void lkc_store_opened(lkc_store *store)
 {
+	/* The fork handlers that zero a child's counters are set up with the pid. */
+	(void) lkc_pid();
 	store->ops->stats->used = 1;
+}
+
+/* Counts one event of kind k on the store's counters. */
+static inline void lkc_stats_add(lkc_store *store, lkc_stat k)
+{
+	store->ops->stats->n[k]++;
 }
 
 /* Counts what an answer of the store says about a hold or the backend: expired, lost, a storage error. */
@@ -364,6 +408,8 @@ int lkc_hold_foreign(const lkc_hold *hold);
 void lkc_abandon(lkc_store *store, lkc_hold *hold);
 /* Waits, taking nothing, until nobody holds the resource (the store's wait_free). */
 lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err);
+/* What the store knows of the resource now (see lkc_inspect); *out is the caller's to free with lkc_inspect_free. */
+lkc_rc lkc_inspect_resource(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
 
 /* flock store: one lock file per resource in directory (created with mode when missing). */
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);

@@ -460,6 +460,18 @@ static lkc_rc lkc_rs_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 	return rc;
 }
 
+static lkc_rc lkc_rs_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_inspect_io(store, resource, len, out, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
 static lkc_rc lkc_rs_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -534,6 +546,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.refresh = lkc_rs_refresh,
 	.check = lkc_rs_check,
 	.is_locked = lkc_rs_is_locked,
+	.inspect = lkc_rs_inspect,
 	.force_release = lkc_rs_force_release,
 	.abandon = lkc_rs_abandon,
 	.destroy = lkc_rs_destroy,

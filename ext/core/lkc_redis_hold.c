@@ -662,3 +662,99 @@ lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err
 	free(key);
 	return rc;
 }
+
+/* Copies a reply string into b; 0, or -1 out of memory. */
+static int lkc_rs_bytes(lkc_bytes *b, const redisReply *r)
+{
+	b->s = malloc(r->len + 1);
+	if (b->s == NULL) {
+		return -1;
+	}
+	memcpy(b->s, r->str, r->len);
+	b->s[r->len] = '\0';
+	b->len = r->len;
+	return 0;
+}
+
+/* Reads the inspect script's answer (see there) into out. */
+static lkc_rc lkc_rs_read_inspect(lkc_rs_store *s, const redisReply *r, lkc_inspect *out, lkc_err *err)
+{
+	size_t n;
+
+	if (r->type != REDIS_REPLY_ARRAY || r->elements < 4 || r->element[0]->type != REDIS_REPLY_STRING
+		|| r->element[1]->type != REDIS_REPLY_INTEGER || r->element[2]->type != REDIS_REPLY_INTEGER
+		|| r->element[3]->type != REDIS_REPLY_INTEGER || r->element[3]->integer < 0
+		|| (size_t) r->element[3]->integer > r->elements - 4) {
+		return lkc_rs_unexpected(s, "the inspect script", r, err);
+	}
+	for (size_t i = 4; i < r->elements; i++) {
+		if (r->element[i]->type != REDIS_REPLY_STRING) {
+			return lkc_rs_unexpected(s, "the inspect script", r->element[i], err);
+		}
+	}
+	switch (r->element[0]->len == 1 ? r->element[0]->str[0] : 0) {
+		case 'w':
+			out->mode = LKC_SEEN_WRITE;
+			break;
+		case 'r':
+			out->mode = LKC_SEEN_READ;
+			break;
+		case 'c':
+			out->mode = LKC_SEEN_COOLDOWN;
+			break;
+		default:
+			out->mode = LKC_SEEN_FREE;
+			break;
+	}
+	/* PTTL's -1 (a hold without TTL) is ours too; nobody holding has none either. */
+	out->ttl_ms = r->element[1]->integer >= 0 ? r->element[1]->integer : LKC_TTL_NONE;
+	out->fence = r->element[2]->integer > 0 ? r->element[2]->integer : -1;
+	n = (size_t) r->element[3]->integer;
+	out->owners_known = out->queue_known = 1;
+	out->owners = n > 0 ? calloc(n, sizeof(lkc_bytes)) : NULL;
+	out->queue = r->elements - 4 - n > 0 ? calloc(r->elements - 4 - n, sizeof(lkc_bytes)) : NULL;
+	if ((n > 0 && out->owners == NULL) || (r->elements - 4 - n > 0 && out->queue == NULL)) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	for (size_t i = 0; i < n; i++, out->nowners++) {
+		if (lkc_rs_bytes(&out->owners[i], r->element[4 + i]) != 0) {
+			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+		}
+	}
+	for (size_t i = 4 + n; i < r->elements; i++, out->nqueue++) {
+		if (lkc_rs_bytes(&out->queue[out->nqueue], r->element[i]) != 0) {
+			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+		}
+	}
+	out->waiters = (int64_t) out->nqueue;
+	return LKC_OK;
+}
+
+/* Who holds the resource and who waits for it, from one run of the inspect script (a read: sent again after a failure). */
+lkc_rc lkc_rs_inspect_io(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	size_t key_len;
+	char *key = lkc_rs_lock_key(s, resource, len, &key_len);
+	redisReply *reply = NULL;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	for (;;) {
+		rc = lkc_rs_eval(s, &op, LKC_RS_INSPECT, key, key_len, NULL, NULL, NULL, 0, &reply, err);
+		if (!lkc_rs_may_recover(&op, rc)) {
+			break;
+		}
+		op.recovered = 1;
+	}
+	free(key);
+	if (rc == LKC_OK) {
+		rc = lkc_rs_read_inspect(s, reply, out, err);
+		freeReplyObject(reply);
+	}
+	return rc;
+}

@@ -20,5 +20,7 @@
 #define LKC_RS_FENCE_TTLS 10
 /* The expiry score of a reader without a TTL: 2^53 - 1, the largest whole number a double holds exactly. */
 #define LKC_RS_FOREVER 9007199254740991
+/* The most waiters Store::inspect() lists (the count of waiters goes as far). */
+#define LKC_RS_INSPECT_MAX 1000
 
 #endif

@@ -35,6 +35,7 @@ lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
 	[LKC_RS_WATCH] = LKC_RS_LUA(watch, "wait until free"),
 	[LKC_RS_DELIVER] = LKC_RS_LUA(deliver, "deliver"),
 	[LKC_RS_DROP] = LKC_RS_LUA(drop, "release"),
+	[LKC_RS_INSPECT] = LKC_RS_LUA(inspect, "inspect"),
 };
 
 /* Rotates x left by n bits. */
