@@ -603,20 +603,30 @@ bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_
 	return ok;
 }
 
+/* The one argument of a store method that takes a resource alone, checked with the store; NULL when it threw. */
+static zend_string *php_lock_store_resource_param(INTERNAL_FUNCTION_PARAMETERS, php_lock_store_obj **obj)
+{
+	zend_string *resource;
+
+	(void) return_value;
+	*obj = THIS_STORE();
+	if (zend_parse_parameters(ZEND_NUM_ARGS(), "S", &resource) == FAILURE || !php_lock_store_ready(*obj)
+		|| !php_lock_resource_arg(resource, 1)) {
+		return NULL;
+	}
+	return resource;
+}
+
 /* isLocked() (force == false) and forceRelease() (force == true) of every store. */
 void php_lock_store_resource_op(INTERNAL_FUNCTION_PARAMETERS, bool force)
 {
-	php_lock_store_obj *obj = THIS_STORE();
-	zend_string *resource;
+	php_lock_store_obj *obj;
+	zend_string *resource = php_lock_store_resource_param(INTERNAL_FUNCTION_PARAM_PASSTHRU, &obj);
 	lkc_err err;
 	int locked = 0;
 	lkc_rc rc;
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(resource)
-	ZEND_PARSE_PARAMETERS_END();
-
-	if (!php_lock_store_ready(obj) || !php_lock_resource_arg(resource, 1)) {
+	if (resource == NULL) {
 		RETURN_THROWS();
 	}
 	lkc_err_clear(&err);
@@ -688,18 +698,14 @@ void php_lock_store_inspect(INTERNAL_FUNCTION_PARAMETERS)
 	static const char *const modes[] = {
 		[LKC_SEEN_FREE] = NULL, [LKC_SEEN_WRITE] = "write", [LKC_SEEN_READ] = "read", [LKC_SEEN_COOLDOWN] = "cooldown",
 	};
-	php_lock_store_obj *obj = THIS_STORE();
-	zend_string *resource;
+	php_lock_store_obj *obj;
+	zend_string *resource = php_lock_store_resource_param(INTERNAL_FUNCTION_PARAM_PASSTHRU, &obj);
 	lkc_inspect seen;
 	lkc_err err;
 	lkc_rc rc;
 	zval list;
 
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_STR(resource)
-	ZEND_PARSE_PARAMETERS_END();
-
-	if (!php_lock_store_ready(obj) || !php_lock_resource_arg(resource, 1)) {
+	if (resource == NULL) {
 		RETURN_THROWS();
 	}
 	lkc_err_clear(&err);
