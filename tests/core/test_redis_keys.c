@@ -868,6 +868,54 @@ static void wait_free_with_a_holder_that_releases(void)
 	t_audit_end();
 }
 
+/* inspect() of a free resource, of a writer with a waiter queued behind it, and of readers: it reads declared keys only. */
+static void inspect_reads_declared_keys(void)
+{
+	static const t_kid_spec waiter = { "k:insp:", 1, 0, LKC_MODE_EXCLUSIVE, 60000, 10000, 0 };
+	lkc_store *store;
+	lkc_inspect seen;
+	lkc_hold a, b;
+	lkc_err err;
+	t_kid w;
+
+	t_audit_begin();
+	store = t_store("k:insp:", 1);
+	lkc_err_clear(&err);
+	CHECK(lkc_hold_init(&a, "res", 3, &err) == LKC_OK);
+	CHECK(lkc_hold_init(&b, "res", 3, &err) == LKC_OK);
+	CHECK_RC(lkc_inspect_resource(store, "res", 3, &seen, &err), LKC_OK, &err);
+	CHECK(seen.mode == LKC_SEEN_FREE && seen.nowners == 0 && seen.waiters == 0);
+	lkc_inspect_free(&seen);
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 60000, 0, &err), LKC_OK, &err);
+	t_kid_start(&w, &waiter);
+	for (int i = 0; i < 200; i++) {
+		CHECK_RC(lkc_inspect_resource(store, "res", 3, &seen, &err), LKC_OK, &err);
+		if (seen.waiters == 1) {
+			break;
+		}
+		lkc_inspect_free(&seen);
+		t_sleep_ms(10);
+	}
+	CHECK(seen.mode == LKC_SEEN_WRITE && seen.nowners == 1 && seen.owners[0].len == a.owner_len
+		&& memcmp(seen.owners[0].s, a.owner, a.owner_len) == 0 && seen.ttl_ms > 0 && seen.ttl_ms <= 60000);
+	CHECK(seen.waiters == 1 && seen.nqueue == 1);
+	lkc_inspect_free(&seen);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(t_kid_served(&w));
+	CHECK(t_kid_end(&w));
+	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_SHARED, 60000, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_SHARED, LKC_TTL_NONE, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_inspect_resource(store, "res", 3, &seen, &err), LKC_OK, &err);
+	CHECK(seen.mode == LKC_SEEN_READ && seen.nowners == 2 && seen.ttl_ms == LKC_TTL_NONE);
+	lkc_inspect_free(&seen);
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &b, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&a);
+	lkc_hold_dispose(&b);
+	store->ops->destroy(store);
+	t_audit_end();
+}
+
 /*
  * The coverage guard: every script of redis_scripts.h ran in the cases above
  * (so it fails when run alone). Also prints, per script, the shapes of the
@@ -903,4 +951,4 @@ static void every_script_ran(void)
 
 TEST_MAIN(T(the_audit_finds_what_it_must), T(holds_without_waiters), T(waits_that_queue_time_out_and_are_interrupted), T(fair_hand_offs),
 	T(unfair_hand_offs), T(promotion_and_demotion_with_waiters), T(shorter_refresh_and_cooldown_while_waiting),
-	T(holds_handed_to_a_dead_waiter), T(wait_free_with_a_holder_that_releases), T(every_script_ran))
+	T(holds_handed_to_a_dead_waiter), T(wait_free_with_a_holder_that_releases), T(inspect_reads_declared_keys), T(every_script_ran))
