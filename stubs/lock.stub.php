@@ -142,6 +142,9 @@ namespace Lock\Store {
         public function forceRelease(string $resource): void {}
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>} */
+        public function inspect(string $resource): array {}
     }
 
     /**
@@ -159,6 +162,9 @@ namespace Lock\Store {
         public function forceRelease(string $resource): void {}
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>} */
+        public function inspect(string $resource): array {}
     }
 
     /**

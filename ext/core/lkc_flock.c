@@ -669,6 +669,7 @@ static const lkc_store_ops lkc_flock_ops = {
 	.refresh = lkc_flock_refresh,
 	.check = lkc_flock_check,
 	.is_locked = lkc_flock_is_locked,
+	.inspect = lkc_flock_inspect,
 	.wait_free = lkc_flock_wait_free,
 	.force_release = lkc_flock_force_release,
 	.abandon = lkc_flock_abandon,

@@ -463,6 +463,68 @@ int lkc_flock_probe(const lkc_flock_store *s, const char *name, lkc_err *err)
 	}
 }
 
+/*
+ * What the lock file of the resource says, creating nothing: the mode its holders
+ * hold in (/proc/locks, which takes nothing; where it cannot tell, or on a network
+ * file system, an attempt given back at once, as isLocked() makes), the last
+ * fencing token (the header's count of exclusive grants) and the waiters queued
+ * in the header whose mark stands (the queue's slots: at most
+ * LKC_FLOCK_QUEUE_SLOTS). Owner tokens stay in their processes.
+ */
+lkc_rc lkc_flock_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_flock_store *s = (lkc_flock_store *) store;
+	char *name = lkc_flock_file_name(resource, len);
+	lkc_flock_hdr hdr;
+	int missing, fd, held;
+	ssize_t n;
+
+	out->mode = LKC_SEEN_FREE;
+	out->ttl_ms = LKC_TTL_NONE;
+	out->waiters = 0;
+	if (name == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
+	}
+	fd = lkc_flock_open_existing(s, name, &missing, err);
+	if (fd < 0) {
+		free(name);
+		return missing ? LKC_OK : err->code;
+	}
+	held = s->emulated ? -1 : lkc_flock_held_proc(fd);
+	if (held < 0) {
+		held = 0;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			flock(fd, LOCK_UN);
+		} else if (errno != EWOULDBLOCK) {
+			lkc_flock_file_error(s, "lock", name, errno, err);
+			close(fd);
+			free(name);
+			return err->code;
+		} else if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+			flock(fd, LOCK_UN);
+			held = 1;
+		} else {
+			held = 2;
+		}
+	}
+	free(name);
+	out->mode = held == 2 ? LKC_SEEN_WRITE : held == 1 ? LKC_SEEN_READ : LKC_SEEN_FREE;
+	memset(&hdr, 0, sizeof(hdr));
+	do {
+		n = pread(fd, &hdr, sizeof(hdr), LKC_FLOCK_HDR_OFF);
+	} while (n < 0 && errno == EINTR);
+	if (n == (ssize_t) sizeof(hdr) && hdr.magic == LKC_FLOCK_MAGIC && hdr.gen > 0) {
+		out->fence = hdr.gen;
+	}
+	if (n == (ssize_t) sizeof(hdr) && !s->emulated) {
+		for (int i = 0; i < LKC_FLOCK_QUEUE_SLOTS; i++) {
+			out->waiters += hdr.queue[i].since_ns != 0 && lkc_flock_marked(fd, LKC_FLOCK_QUEUE_BYTE + i, 1);
+		}
+	}
+	close(fd);
+	return LKC_OK;
+}
+
 /* Our hold on name is gone: LKC_LOST if somebody holds the file now, else LKC_EXPIRED. */
 lkc_rc lkc_flock_gone(const lkc_flock_store *s, const char *name)
 {

@@ -499,13 +499,14 @@ int64_t lkc_flock_clamp_wait(int64_t wait_ms)
 
 /*
  * Whether a flock() hold exists on the inode of fd, looked up in /proc/locks
- * without taking anything: 1, 0, or -1 when the table cannot be read. Waiters
- * blocked in flock() ("->" lines) hold nothing; our waiters never block there.
+ * without taking anything: 2 a writer's, 1 readers', 0 none, or -1 when the table
+ * cannot be read. Waiters blocked in flock() ("->" lines) hold nothing; our
+ * waiters never block there.
  * The table is read in one read(): the kernel writes it under its lock within one
  * call, while across calls (stdio's 4 kB reads) a hold taken or given up
  * meanwhile shifts the lines, and one could be skipped.
  */
-static int lkc_flock_held_proc(int fd)
+int lkc_flock_held_proc(int fd)
 {
 	char want[64];
 	struct stat st;
@@ -551,7 +552,9 @@ static int lkc_flock_held_proc(int fd)
 		if (end != NULL) {
 			*end = '\0';
 		}
-		held = strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL;
+		if (strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL) {
+			held = strstr(line, " WRITE ") != NULL ? 2 : 1;
+		}
 		line = end != NULL ? end + 1 : NULL;
 	}
 	free(buf);

@@ -926,6 +926,48 @@ static lkc_rc lkc_sem_is_locked(lkc_store *store, const char *resource, size_t l
 }
 
 /*
+ * What the set of the resource says, in one read of its values: the mode, and
+ * how many processes the kernel counts as blocked on it (waiters for a hold and
+ * waitUntilFree() callers; each is counted on the one semaphore it waits on).
+ * Owners and the order of the waiters are the kernel's alone.
+ */
+static lkc_rc lkc_sem_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	unsigned short values[LKC_SEM_COUNT];
+	union {
+		int val;
+		struct semid_ds *buf;
+		unsigned short *array;
+	} arg;
+	int32_t key;
+	int missing, id;
+
+	(void) store;
+	out->mode = LKC_SEEN_FREE;
+	out->ttl_ms = LKC_TTL_NONE;
+	out->waiters = 0;
+	if (lkc_sem_key_of(resource, len, &key) != 0) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "semaphore: out of memory");
+	}
+	id = lkc_sem_find(key, &missing, err);
+	if (id < 0) {
+		return missing ? LKC_OK : err->code;
+	}
+	arg.array = values;
+	if (semctl(id, 0, GETALL, arg) != 0) {
+		/* Removed meanwhile: nobody held or waited on it. */
+		return lkc_sem_removed(errno) ? LKC_OK : lkc_sem_error(err, "read", key, errno);
+	}
+	for (int i = LKC_SEM_READERS; i <= LKC_SEM_PROMOTING; i++) {
+		int increase = semctl(id, i, GETNCNT), zero = semctl(id, i, GETZCNT);
+
+		out->waiters += (increase > 0 ? increase : 0) + (zero > 0 ? zero : 0);
+	}
+	out->mode = values[LKC_SEM_WRITER] > 0 ? LKC_SEEN_WRITE : values[LKC_SEM_READERS] > 0 ? LKC_SEEN_READ : LKC_SEEN_FREE;
+	return LKC_OK;
+}
+
+/*
  * Waits until the set of the resource has neither a writer nor a reader nor a
  * waiting writer, with wait-for-zero operations that take nothing: the kernel
  * wakes us on the release, and a writer that waits is served first.
@@ -1031,6 +1073,7 @@ static const lkc_store_ops lkc_sem_ops = {
 	.refresh = lkc_sem_refresh,
 	.check = lkc_sem_check,
 	.is_locked = lkc_sem_is_locked,
+	.inspect = lkc_sem_inspect,
 	.force_release = lkc_sem_force_release,
 	.abandon = lkc_sem_abandon,
 	.destroy = lkc_sem_destroy,
