@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 7c402225ec3c0f20b2131a60064bad3c754eb279 */
+ * Stub hash: 6129316aa0f2595dc49139e63c74c4c5eb74153c */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
@@ -106,6 +106,10 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_FlockStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_FlockStore_inspect, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_SemaphoreStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
 ZEND_END_ARG_INFO()
@@ -117,6 +121,8 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_SemaphoreStore_forceRelease arginfo_class_Lock_Store_forceRelease
 
 #define arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
+#define arginfo_class_Lock_Store_SemaphoreStore_inspect arginfo_class_Lock_Store_FlockStore_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
@@ -131,9 +137,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_RedisStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_RedisStore_inspect, 0, 1, IS_ARRAY, 0)
-	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
-ZEND_END_ARG_INFO()
+#define arginfo_class_Lock_Store_RedisStore_inspect arginfo_class_Lock_Store_FlockStore_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_PostgresStore___construct, 0, 0, 1)
 	ZEND_ARG_TYPE_INFO(0, dsn, IS_STRING, 0)
@@ -196,11 +200,13 @@ ZEND_METHOD(Lock_Store_FlockStore, supports);
 ZEND_METHOD(Lock_Store_FlockStore, isLocked);
 ZEND_METHOD(Lock_Store_FlockStore, forceRelease);
 ZEND_METHOD(Lock_Store_FlockStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_FlockStore, inspect);
 ZEND_METHOD(Lock_Store_SemaphoreStore, __construct);
 ZEND_METHOD(Lock_Store_SemaphoreStore, supports);
 ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked);
 ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease);
 ZEND_METHOD(Lock_Store_SemaphoreStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_SemaphoreStore, inspect);
 ZEND_METHOD(Lock_Store_RedisStore, __construct);
 ZEND_METHOD(Lock_Store_RedisStore, supports);
 ZEND_METHOD(Lock_Store_RedisStore, isLocked);
@@ -298,6 +304,7 @@ static const zend_function_entry class_Lock_Store_FlockStore_methods[] = {
 	ZEND_ME(Lock_Store_FlockStore, isLocked, arginfo_class_Lock_Store_FlockStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, forceRelease, arginfo_class_Lock_Store_FlockStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_FlockStore, waitUntilFree, arginfo_class_Lock_Store_FlockStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_FlockStore, inspect, arginfo_class_Lock_Store_FlockStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -308,6 +315,7 @@ static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
 	ZEND_ME(Lock_Store_SemaphoreStore, isLocked, arginfo_class_Lock_Store_SemaphoreStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, forceRelease, arginfo_class_Lock_Store_SemaphoreStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, waitUntilFree, arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_SemaphoreStore, inspect, arginfo_class_Lock_Store_SemaphoreStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
