@@ -263,3 +263,8 @@ ZEND_METHOD(Lock_Store_MemcachedStore, forceRelease)
 {
 	php_lock_store_resource_op(INTERNAL_FUNCTION_PARAM_PASSTHRU, true);
 }
+
+ZEND_METHOD(Lock_Store_MemcachedStore, inspect)
+{
+	php_lock_store_inspect(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}

@@ -714,7 +714,7 @@ void php_lock_store_inspect(INTERNAL_FUNCTION_PARAMETERS)
 		php_lock_throw(rc, &err, NULL);
 		RETURN_THROWS();
 	}
-	array_init_size(return_value, 7);
+	array_init_size(return_value, 8);
 	add_assoc_bool(return_value, "held", seen.mode != LKC_SEEN_FREE);
 	if (modes[seen.mode] != NULL) {
 		add_assoc_string(return_value, "mode", modes[seen.mode]);
@@ -740,6 +740,15 @@ void php_lock_store_inspect(INTERNAL_FUNCTION_PARAMETERS)
 	}
 	php_lock_bytes_list(&list, seen.queue_known, seen.queue, seen.nqueue);
 	add_assoc_zval(return_value, "queue", &list);
+	if (seen.holders_known) {
+		array_init_size(&list, (uint32_t) seen.nholders);
+		for (size_t i = 0; i < seen.nholders; i++) {
+			add_next_index_long(&list, (zend_long) seen.holders[i]);
+		}
+	} else {
+		ZVAL_NULL(&list);
+	}
+	add_assoc_zval(return_value, "holders", &list);
 	lkc_inspect_free(&seen);
 }
 

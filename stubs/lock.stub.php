@@ -71,6 +71,9 @@ namespace Lock {
         public function forceRelease(string $resource): void;
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool;
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
+        public function inspect(string $resource): array;
     }
 
     /**
@@ -143,7 +146,7 @@ namespace Lock\Store {
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
 
-        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>} */
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
         public function inspect(string $resource): array {}
     }
 
@@ -163,7 +166,7 @@ namespace Lock\Store {
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
 
-        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>} */
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
         public function inspect(string $resource): array {}
     }
 
@@ -183,7 +186,7 @@ namespace Lock\Store {
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
 
-        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>} */
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
         public function inspect(string $resource): array {}
     }
 
@@ -202,6 +205,9 @@ namespace Lock\Store {
         public function forceRelease(string $resource): void {}
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
+        public function inspect(string $resource): array {}
     }
 
     /* --- MySQL store --- */
@@ -220,6 +226,9 @@ namespace Lock\Store {
         public function forceRelease(string $resource): void {}
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
+        public function inspect(string $resource): array {}
     }
     /* --- end MySQL store --- */
 
@@ -239,6 +248,9 @@ namespace Lock\Store {
         public function forceRelease(string $resource): void {}
 
         public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
+        public function inspect(string $resource): array {}
     }
     /* --- end MemcachedStore --- */
 }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 6129316aa0f2595dc49139e63c74c4c5eb74153c */
+ * Stub hash: 7d8507fadbc3924b6cf58b8b1e94f22db27c3013 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
@@ -19,6 +19,10 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_waitUntilFree, 0, 1, _IS_BOOL, 0)
 	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 1, "null")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_inspect, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Lock___construct, 0, 0, 2)
@@ -106,9 +110,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_FlockStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Store_FlockStore_inspect, 0, 1, IS_ARRAY, 0)
-	ZEND_ARG_TYPE_INFO(0, resource, IS_STRING, 0)
-ZEND_END_ARG_INFO()
+#define arginfo_class_Lock_Store_FlockStore_inspect arginfo_class_Lock_Store_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_SemaphoreStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
@@ -122,7 +124,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
-#define arginfo_class_Lock_Store_SemaphoreStore_inspect arginfo_class_Lock_Store_FlockStore_inspect
+#define arginfo_class_Lock_Store_SemaphoreStore_inspect arginfo_class_Lock_Store_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
@@ -137,7 +139,7 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_RedisStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
-#define arginfo_class_Lock_Store_RedisStore_inspect arginfo_class_Lock_Store_FlockStore_inspect
+#define arginfo_class_Lock_Store_RedisStore_inspect arginfo_class_Lock_Store_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_PostgresStore___construct, 0, 0, 1)
 	ZEND_ARG_TYPE_INFO(0, dsn, IS_STRING, 0)
@@ -152,6 +154,8 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_PostgresStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
 
+#define arginfo_class_Lock_Store_PostgresStore_inspect arginfo_class_Lock_Store_inspect
+
 #define arginfo_class_Lock_Store_MysqlStore___construct arginfo_class_Lock_Store_PostgresStore___construct
 
 #define arginfo_class_Lock_Store_MysqlStore_supports arginfo_class_Lock_Store_supports
@@ -161,6 +165,8 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_MysqlStore_forceRelease arginfo_class_Lock_Store_forceRelease
 
 #define arginfo_class_Lock_Store_MysqlStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
+#define arginfo_class_Lock_Store_MysqlStore_inspect arginfo_class_Lock_Store_inspect
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_MemcachedStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'memcached://127.0.0.1:11211\'")
@@ -174,6 +180,8 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Lock_Store_MemcachedStore_forceRelease arginfo_class_Lock_Store_forceRelease
 
 #define arginfo_class_Lock_Store_MemcachedStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
+#define arginfo_class_Lock_Store_MemcachedStore_inspect arginfo_class_Lock_Store_inspect
 
 
 ZEND_FUNCTION(Lock_stats);
@@ -218,16 +226,19 @@ ZEND_METHOD(Lock_Store_PostgresStore, supports);
 ZEND_METHOD(Lock_Store_PostgresStore, isLocked);
 ZEND_METHOD(Lock_Store_PostgresStore, forceRelease);
 ZEND_METHOD(Lock_Store_PostgresStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_PostgresStore, inspect);
 ZEND_METHOD(Lock_Store_MysqlStore, __construct);
 ZEND_METHOD(Lock_Store_MysqlStore, supports);
 ZEND_METHOD(Lock_Store_MysqlStore, isLocked);
 ZEND_METHOD(Lock_Store_MysqlStore, forceRelease);
 ZEND_METHOD(Lock_Store_MysqlStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_MysqlStore, inspect);
 ZEND_METHOD(Lock_Store_MemcachedStore, __construct);
 ZEND_METHOD(Lock_Store_MemcachedStore, supports);
 ZEND_METHOD(Lock_Store_MemcachedStore, isLocked);
 ZEND_METHOD(Lock_Store_MemcachedStore, forceRelease);
 ZEND_METHOD(Lock_Store_MemcachedStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_MemcachedStore, inspect);
 
 
 static const zend_function_entry ext_functions[] = {
@@ -266,6 +277,7 @@ static const zend_function_entry class_Lock_Store_methods[] = {
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, isLocked, arginfo_class_Lock_Store_isLocked, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, forceRelease, arginfo_class_Lock_Store_forceRelease, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, waitUntilFree, arginfo_class_Lock_Store_waitUntilFree, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
+	ZEND_ABSTRACT_ME_WITH_FLAGS(Lock_Store, inspect, arginfo_class_Lock_Store_inspect, ZEND_ACC_PUBLIC|ZEND_ACC_ABSTRACT)
 	ZEND_FE_END
 };
 
@@ -337,6 +349,7 @@ static const zend_function_entry class_Lock_Store_PostgresStore_methods[] = {
 	ZEND_ME(Lock_Store_PostgresStore, isLocked, arginfo_class_Lock_Store_PostgresStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_PostgresStore, forceRelease, arginfo_class_Lock_Store_PostgresStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_PostgresStore, waitUntilFree, arginfo_class_Lock_Store_PostgresStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_PostgresStore, inspect, arginfo_class_Lock_Store_PostgresStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -347,6 +360,7 @@ static const zend_function_entry class_Lock_Store_MysqlStore_methods[] = {
 	ZEND_ME(Lock_Store_MysqlStore, isLocked, arginfo_class_Lock_Store_MysqlStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_MysqlStore, forceRelease, arginfo_class_Lock_Store_MysqlStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_MysqlStore, waitUntilFree, arginfo_class_Lock_Store_MysqlStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MysqlStore, inspect, arginfo_class_Lock_Store_MysqlStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -357,6 +371,7 @@ static const zend_function_entry class_Lock_Store_MemcachedStore_methods[] = {
 	ZEND_ME(Lock_Store_MemcachedStore, isLocked, arginfo_class_Lock_Store_MemcachedStore_isLocked, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_MemcachedStore, forceRelease, arginfo_class_Lock_Store_MemcachedStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_MemcachedStore, waitUntilFree, arginfo_class_Lock_Store_MemcachedStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_MemcachedStore, inspect, arginfo_class_Lock_Store_MemcachedStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -628,8 +628,43 @@ void lkc_inspect_free(lkc_inspect *out)
 	}
 	free(out->owners);
 	free(out->queue);
+	free(out->holders);
 	out->owners = out->queue = NULL;
-	out->nowners = out->nqueue = 0;
+	out->holders = NULL;
+	out->nowners = out->nqueue = out->nholders = 0;
+}
+
+int lkc_inspect_owner(lkc_inspect *out, const char *owner, size_t len)
+{
+	lkc_bytes *grown = realloc(out->owners, (out->nowners + 1) * sizeof(*grown));
+	char *copy = malloc(len + 1);
+
+	if (grown != NULL) {
+		out->owners = grown;
+	}
+	if (grown == NULL || copy == NULL) {
+		free(copy);
+		return -1;
+	}
+	memcpy(copy, owner, len);
+	copy[len] = '\0';
+	out->owners[out->nowners].s = copy;
+	out->owners[out->nowners++].len = len;
+	out->owners_known = 1;
+	return 0;
+}
+
+int lkc_inspect_holder(lkc_inspect *out, int64_t id)
+{
+	int64_t *grown = realloc(out->holders, (out->nholders + 1) * sizeof(*grown));
+
+	if (grown == NULL) {
+		return -1;
+	}
+	out->holders = grown;
+	out->holders[out->nholders++] = id;
+	out->holders_known = 1;
+	return 0;
 }
 
 void lkc_abandon(lkc_store *store, lkc_hold *hold)

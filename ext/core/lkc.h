@@ -227,7 +227,15 @@ typedef struct {
 	int queue_known;         /* queue lists the waiters in the order they are served */
 	lkc_bytes *queue;
 	size_t nqueue;
+	int holders_known;       /* holders lists what the kernel or the server knows each holder by */
+	int64_t *holders;        /* process ids (flock), server session ids (PostgreSQL, MySQL) */
+	size_t nholders;
 } lkc_inspect;
+
+/* Adds a copy of an owner token to out->owners (and marks them known); -1 when out of memory. */
+int lkc_inspect_owner(lkc_inspect *out, const char *owner, size_t len);
+/* Adds a holder's id to out->holders (and marks them known); -1 when out of memory. */
+int lkc_inspect_holder(lkc_inspect *out, int64_t id);
 
 /* Frees what a store's inspect put in out. */
 void lkc_inspect_free(lkc_inspect *out);

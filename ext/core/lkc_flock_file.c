@@ -465,8 +465,9 @@ int lkc_flock_probe(const lkc_flock_store *s, const char *name, lkc_err *err)
 
 /*
  * What the lock file of the resource says, creating nothing: the mode its holders
- * hold in (/proc/locks, which takes nothing; where it cannot tell, or on a network
- * file system, an attempt given back at once, as isLocked() makes), the last
+ * hold in and their pids (/proc/locks, which takes nothing; where it cannot tell, or
+ * on a network file system, an attempt given back at once, as isLocked() makes,
+ * and no pids), the last
  * fencing token (the header's count of exclusive grants) and the waiters queued
  * in the header whose mark stands (the queue's slots: at most
  * LKC_FLOCK_QUEUE_SLOTS). Owner tokens stay in their processes.
@@ -482,6 +483,7 @@ lkc_rc lkc_flock_inspect(lkc_store *store, const char *resource, size_t len, lkc
 	out->mode = LKC_SEEN_FREE;
 	out->ttl_ms = LKC_TTL_NONE;
 	out->waiters = 0;
+	out->holders_known = 1;
 	if (name == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "flock: out of memory");
 	}
@@ -490,8 +492,13 @@ lkc_rc lkc_flock_inspect(lkc_store *store, const char *resource, size_t len, lkc
 		free(name);
 		return missing ? LKC_OK : err->code;
 	}
-	held = s->emulated ? -1 : lkc_flock_held_proc(fd);
+	held = s->emulated ? -1 : lkc_flock_held_proc(fd, out);
 	if (held < 0) {
+		/* The kernel's table could not tell: the holders are unknown, the mode is probed. */
+		free(out->holders);
+		out->holders = NULL;
+		out->nholders = 0;
+		out->holders_known = 0;
 		held = 0;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
 			flock(fd, LOCK_UN);

@@ -181,8 +181,11 @@ void lkc_flock_drop(lkc_hold *hold);
 /* lkc_flock_wait.c */
 /* Whether another open file description marks any of the len bytes from start of fd's inode; 0 also when we cannot tell. */
 int lkc_flock_marked(int fd, off_t start, off_t len);
-/* Who holds the inode of fd by /proc/locks, taking nothing: 2 a writer, 1 readers, 0 nobody, -1 the table cannot be read. */
-int lkc_flock_held_proc(int fd);
+/*
+ * Who holds the inode of fd by /proc/locks, taking nothing: 2 a writer, 1 readers, 0 nobody, -1 the table cannot be
+ * read; with seen, the holders' pids too.
+ */
+int lkc_flock_held_proc(int fd, lkc_inspect *seen);
 /* Store::inspect() of the flock store. */
 lkc_rc lkc_flock_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
 /* Wakes whoever waits for fd's inode (the futex word, and an inotify event for waitUntilFree()); whether somebody did. */

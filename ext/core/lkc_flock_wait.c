@@ -500,13 +500,13 @@ int64_t lkc_flock_clamp_wait(int64_t wait_ms)
 /*
  * Whether a flock() hold exists on the inode of fd, looked up in /proc/locks
  * without taking anything: 2 a writer's, 1 readers', 0 none, or -1 when the table
- * cannot be read. Waiters blocked in flock() ("->" lines) hold nothing; our
- * waiters never block there.
+ * cannot be read; with seen, every holder's pid is added to seen's holders. Waiters
+ * blocked in flock() ("->" lines) hold nothing; our waiters never block there.
  * The table is read in one read(): the kernel writes it under its lock within one
  * call, while across calls (stdio's 4 kB reads) a hold taken or given up
  * meanwhile shifts the lines, and one could be skipped.
  */
-int lkc_flock_held_proc(int fd)
+int lkc_flock_held_proc(int fd, lkc_inspect *seen)
 {
 	char want[64];
 	struct stat st;
@@ -546,14 +546,23 @@ int lkc_flock_held_proc(int fd)
 	}
 	buf[n] = '\0';
 	snprintf(want, sizeof(want), " %02x:%02x:%lu ", major(st.st_dev), minor(st.st_dev), (unsigned long) st.st_ino);
-	for (char *line = buf; !held && line != NULL && *line != '\0';) {
+	if (seen != NULL) {
+		seen->holders_known = 1;
+	}
+	for (char *line = buf; (!held || seen != NULL) && line != NULL && *line != '\0';) {
 		char *end = strchr(line, '\n');
+		long pid;
 
 		if (end != NULL) {
 			*end = '\0';
 		}
 		if (strstr(line, " FLOCK ") != NULL && strstr(line, "->") == NULL && strstr(line, want) != NULL) {
 			held = strstr(line, " WRITE ") != NULL ? 2 : 1;
+			/* "1: FLOCK  ADVISORY  WRITE 4242 08:01:1234 0 EOF": the fifth field is the pid. */
+			if (seen != NULL && sscanf(line, "%*s %*s %*s %*s %ld", &pid) == 1 && lkc_inspect_holder(seen, pid) != 0) {
+				held = -1;
+				break;
+			}
 		}
 		line = end != NULL ? end + 1 : NULL;
 	}
@@ -583,7 +592,7 @@ static int lkc_flock_queued(int fd)
  */
 static int lkc_flock_free_now(const lkc_flock_store *s, const char *name, int fd, lkc_err *err)
 {
-	int held = s->emulated ? -1 : lkc_flock_held_proc(fd);
+	int held = s->emulated ? -1 : lkc_flock_held_proc(fd, NULL);
 
 	if (held < 0) {
 		if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

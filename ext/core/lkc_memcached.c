@@ -995,6 +995,56 @@ static lkc_rc lkc_mc_locked(lkc_mc_store *s, const char *key, size_t key_len, in
 	return LKC_OK;
 }
 
+/*
+ * The resource's item, in one get: its owner token, or a cooldown. memcached's
+ * text protocol gives no item's expiry, and waiters poll unseen: ttl, waiters
+ * and queue are unknown; there are no fencing tokens.
+ */
+static lkc_rc lkc_mc_inspect_io(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_mc_store *s = (lkc_mc_store *) store;
+	size_t key_len;
+	char *key = lkc_mc_key(s, resource, len, &key_len);
+	const char *keys[1] = { key };
+	size_t lens[1] = { key_len };
+	memcached_result_st *res;
+	memcached_return_t mrc;
+	lkc_rc rc = LKC_OK;
+
+	out->mode = LKC_SEEN_FREE;
+	out->owners_known = 1;
+	if (key == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "Memcached at %s: out of memory", s->endpoints);
+	}
+	if (lkc_mc_conn(s, err) != LKC_OK) {
+		free(key);
+		return err->code;
+	}
+	mrc = memcached_mget(s->mc, keys, lens, 1);
+	if (mrc != MEMCACHED_SUCCESS) {
+		rc = lkc_mc_fail(s, key, key_len, mrc, "reading the lock", err);
+	}
+	while (mrc == MEMCACHED_SUCCESS && (res = memcached_fetch_result(s->mc, NULL, &mrc)) != NULL) {
+		const char *got = memcached_result_value(res);
+		size_t got_len = memcached_result_length(res);
+
+		if (got_len > 0 && got[0] == LKC_MC_TAG_OWNER && out->mode == LKC_SEEN_FREE) {
+			out->mode = LKC_SEEN_WRITE;
+			if (lkc_inspect_owner(out, got + 1, got_len - 1) != 0) {
+				rc = lkc_err_set(err, LKC_ERR_SYSTEM, "Memcached at %s: out of memory", s->endpoints);
+			}
+		} else if (got_len > 0) {
+			out->mode = LKC_SEEN_COOLDOWN;
+		}
+		memcached_result_free(res);
+	}
+	if (rc == LKC_OK && mrc != MEMCACHED_END && mrc != MEMCACHED_NOTFOUND && mrc != MEMCACHED_SUCCESS) {
+		rc = lkc_mc_fail(s, key, key_len, mrc, "reading the lock", err);
+	}
+	free(key);
+	return rc;
+}
+
 static lkc_rc lkc_mc_is_locked_io(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err)
 {
 	lkc_mc_store *s = (lkc_mc_store *) store;
@@ -1245,6 +1295,11 @@ static lkc_rc lkc_mc_is_locked(lkc_store *store, const char *resource, size_t le
 	LKC_MC_BUSY(store, lkc_mc_is_locked_io(store, resource, len, locked, err));
 }
 
+static lkc_rc lkc_mc_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	LKC_MC_BUSY(store, lkc_mc_inspect_io(store, resource, len, out, err));
+}
+
 static lkc_rc lkc_mc_force_release(lkc_store *store, const char *resource, size_t len, lkc_err *err)
 {
 	LKC_MC_BUSY(store, lkc_mc_force_release_io(store, resource, len, err));
@@ -1322,6 +1377,7 @@ static const lkc_store_ops lkc_mc_ops = {
 	.settle = lkc_mc_settle,
 	.wait_free = lkc_mc_wait_free,
 	.server_id = lkc_mc_server_id,
+	.inspect = lkc_mc_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_MEMCACHED],
 };
 

@@ -1313,6 +1313,57 @@ lkc_rc lkc_my_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
 	return rc;
 }
 
+/*
+ * The session holding the name (IS_USED_LOCK) and the name's last fencing
+ * token, in one statement; without the fencing table (no token yet, or no
+ * database), the holder alone. Owner tokens stay in their processes, and the
+ * server shows nobody its GET_LOCK queue: owners, waiters and queue are unknown.
+ */
+static lkc_rc lkc_my_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1];
+	char sql[256];
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	lkc_my_conn *c;
+	lkc_rc rc;
+
+	out->mode = LKC_SEEN_FREE;
+	out->ttl_ms = LKC_TTL_NONE;
+	out->holders_known = 1;
+	if ((rc = lkc_my_name_of(s, resource, len, name, err)) != LKC_OK || (rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	snprintf(sql, sizeof(sql), "SELECT IS_USED_LOCK('%s'), (SELECT token FROM lock_fencing WHERE name = '%s')", name, name);
+	rc = lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, &res, err);
+	if (rc == LKC_ERR_REFUSED && c != NULL
+		&& (mysql_errno(c->my) == ER_NO_SUCH_TABLE || mysql_errno(c->my) == ER_NO_DB_ERROR)) {
+		lkc_err_clear(err);
+		snprintf(sql, sizeof(sql), "SELECT IS_USED_LOCK('%s'), NULL", name);
+		rc = lkc_my_exec(s, &c, sql, lkc_my_deadline(s), 0, &res, err);
+	}
+	if (rc == LKC_OK) {
+		row = res != NULL && mysql_num_fields(res) == 2 ? mysql_fetch_row(res) : NULL;
+		if (row == NULL) {
+			rc = lkc_err_set(err, LKC_ERR_PROTOCOL, "MySQL at %s: unexpected answer", s->endpoint);
+		} else if (row[0] != NULL) {
+			out->mode = LKC_SEEN_WRITE;
+			if (lkc_inspect_holder(out, strtoll(row[0], NULL, 10)) != 0) {
+				rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+			}
+		}
+		if (row != NULL && row[1] != NULL) {
+			out->fence = strtoll(row[1], NULL, 10);
+		}
+		mysql_free_result(res);
+	}
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+	return rc;
+}
+
 static const lkc_store_ops lkc_my_session_kind = {
 	.name = "MySQL",
 	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
@@ -1327,6 +1378,7 @@ static const lkc_store_ops lkc_my_session_kind = {
 	.fence = lkc_my_fence,
 	.settle = NULL,
 	.wait_free = lkc_my_wait_free,
+	.inspect = lkc_my_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };
 
@@ -1411,6 +1463,13 @@ static lkc_rc lkc_myb_wait_free(lkc_store *store, const char *resource, size_t l
 	LKC_MY_BOUNDED(s, wait_ms, s->kind->wait_free(store, resource, len, wait_ms, err));
 }
 
+static lkc_rc lkc_myb_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+
+	LKC_MY_BOUNDED(s, 0, s->kind->inspect(store, resource, len, out, err));
+}
+
 static void lkc_myb_settle(lkc_store *store, lkc_hold *hold)
 {
 	lkc_my_store *s = (lkc_my_store *) store;
@@ -1447,6 +1506,7 @@ static const lkc_store_ops lkc_my_ops = {
 	.settle = NULL,
 	.wait_free = lkc_myb_wait_free,
 	.server_id = lkc_myb_server_id,
+	.inspect = lkc_myb_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };
 
@@ -1465,5 +1525,6 @@ static const lkc_store_ops lkc_my_table_ops = {
 	.settle = lkc_myb_settle,
 	.wait_free = lkc_myb_wait_free,
 	.server_id = lkc_myb_server_id,
+	.inspect = lkc_myb_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };

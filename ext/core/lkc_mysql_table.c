@@ -879,6 +879,73 @@ static void lkc_myt_abandon(lkc_store *store, lkc_hold *hold)
 	hold->session = NULL;
 }
 
+/* Adds the owner a row's HEX(owner) gives to out->owners; -1 when out of memory. */
+static int lkc_myt_owner_seen(lkc_inspect *out, const char *hex)
+{
+	char owner[LKC_OWNER_MAX];
+	size_t n = 0;
+
+	for (; hex[0] != '\0' && hex[1] != '\0' && n < sizeof(owner); hex += 2) {
+		char pair[3] = { hex[0], hex[1], '\0' };
+
+		owner[n++] = (char) strtoul(pair, NULL, 16);
+	}
+	return lkc_inspect_owner(out, owner, n);
+}
+
+/*
+ * The resource's row, in one statement: its owner while it is live (an empty
+ * owner: a cooldown), the time left, its fencing token (the last take's), and
+ * the session that marks the hold with GET_LOCK (unknown for a hold restored
+ * elsewhere and not refreshed yet, or whose session ended). Waiters wait in GET_LOCK or a sleep, which
+ * the server shows nobody: waiters and queue are unknown.
+ */
+static lkc_rc lkc_myt_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	char name[LKC_MY_NAME_LEN + 1], wake[LKC_MY_NAME_LEN + 1];
+	char sql[1536];
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	lkc_my_conn *c;
+	lkc_rc rc;
+
+	out->mode = LKC_SEEN_FREE;
+	out->owners_known = out->holders_known = 1;
+	if ((rc = lkc_my_name_of(s, resource, len, name, err)) != LKC_OK || (rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	lkc_myt_wake(wake, name);
+	snprintf(sql, sizeof(sql), "SELECT IF(" LKC_MYT_LIVE ", HEX(owner), NULL),"
+		" IF(expires_at IS NULL, -1, GREATEST(CEIL(TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) / 1000), 0)),"
+		" fence, IF(" LKC_MYT_LIVE " AND IS_USED_LOCK('%s') = conn, conn, NULL) FROM `%s` WHERE name = '%s'",
+		wake, s->table, name);
+	rc = lkc_myt_run(s, &c, sql, &res, err);
+	if (rc == LKC_OK && (res == NULL || mysql_num_fields(res) != 4)) {
+		rc = lkc_err_set(err, LKC_ERR_PROTOCOL, "MySQL at %s: unexpected answer", s->endpoint);
+	}
+	if (rc == LKC_OK && (row = mysql_fetch_row(res)) != NULL) {
+		out->fence = row[2] != NULL ? strtoll(row[2], NULL, 10) : -1;
+		if (row[0] != NULL) {
+			int64_t left = strtoll(row[1], NULL, 10);
+
+			out->mode = row[0][0] != '\0' ? LKC_SEEN_WRITE : LKC_SEEN_COOLDOWN;
+			out->ttl_ms = left < 0 ? LKC_TTL_NONE : left;
+			if ((row[0][0] != '\0' && lkc_myt_owner_seen(out, row[0]) != 0)
+				|| (row[3] != NULL && lkc_inspect_holder(out, strtoll(row[3], NULL, 10)) != 0)) {
+				rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+			}
+			/* A hold that no session marks (restored elsewhere, its session gone): its holder is unknown. */
+			out->holders_known = row[0][0] == '\0' || row[3] != NULL;
+		}
+	}
+	mysql_free_result(res);
+	if (c != NULL) {
+		lkc_my_put(s, c);
+	}
+	return rc;
+}
+
 const lkc_store_ops lkc_my_table_kind = {
 	.name = "MySQL",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
@@ -893,5 +960,6 @@ const lkc_store_ops lkc_my_table_kind = {
 	.fence = lkc_myt_fence,
 	.settle = lkc_myt_settle,
 	.wait_free = lkc_myt_wait_free,
+	.inspect = lkc_myt_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };

@@ -779,6 +779,15 @@ static lkc_rc lkc_pg_bool(lkc_pg_store *s, lkc_pg_conn **c, const char *sql, int
 	return LKC_OK;
 }
 
+void lkc_pg_done(lkc_pg_store *s, lkc_pg_conn *c, lkc_rc rc)
+{
+	if (rc == LKC_ERR_IO) {
+		lkc_pg_conn_close(c);
+	} else {
+		lkc_pg_put(s, c);
+	}
+}
+
 /* The advisory key of a resource, as text for a statement's parameter. */
 lkc_rc lkc_pg_key_text(const lkc_pg_store *s, const char *resource, size_t len, char out[24], lkc_err *err)
 {
@@ -1474,6 +1483,75 @@ lkc_rc lkc_pg_server_id(lkc_store *store, char **id, size_t *len, lkc_err *err)
 	return rc;
 }
 
+/*
+ * What pg_locks says of the key, in one statement: the sessions granted it and
+ * in which mode, how many wait for it (waitUntilFree() callers among them), and
+ * whether the fencing table exists; then, when it does, the key's last token.
+ * Owner tokens stay in their processes, and the server's queue is not ours to
+ * order: owners and queue are unknown.
+ */
+static lkc_rc lkc_pg_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	static const char locks_sql[] =
+		"SELECT coalesce(pg_catalog.bool_or(granted AND mode = 'ExclusiveLock'), false),"
+		" coalesce(pg_catalog.bool_or(granted AND mode = 'ShareLock'), false),"
+		" pg_catalog.count(*) FILTER (WHERE NOT granted),"
+		" coalesce(pg_catalog.string_agg(pid::text, ' ' ORDER BY pid) FILTER (WHERE granted), ''),"
+		" pg_catalog.to_regclass('lock_fencing') IS NOT NULL"
+		" FROM pg_catalog.pg_locks WHERE locktype = 'advisory'"
+		" AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = pg_catalog.current_database())"
+		" AND classid = $1::oid AND objid = $2::oid AND objsubid = 1";
+	static const char fence_sql[] = "SELECT token FROM lock_fencing WHERE key = $1::int8";
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	char key[24], hi[12], lo[12];
+	const char *params[2] = { hi, lo };
+	PGresult *res = NULL;
+	lkc_pg_conn *c;
+	int fencing;
+	lkc_rc rc;
+
+	out->ttl_ms = LKC_TTL_NONE;
+	out->holders_known = 1;
+	if ((rc = lkc_pg_key_text(s, resource, len, key, err)) != LKC_OK || (rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	lkc_pg_key_halves(key, hi, lo);
+	rc = lkc_pg_exec(s, c, locks_sql, 2, params, lkc_pg_deadline(s), 0, &res, err);
+	if (rc == LKC_OK && (PQntuples(res) != 1 || PQnfields(res) != 5)) {
+		PQclear(res);
+		rc = lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+	}
+	if (rc != LKC_OK) {
+		lkc_pg_done(s, c, rc);
+		return rc;
+	}
+	out->mode = PQgetvalue(res, 0, 0)[0] == 't' ? LKC_SEEN_WRITE : PQgetvalue(res, 0, 1)[0] == 't' ? LKC_SEEN_READ : LKC_SEEN_FREE;
+	out->waiters = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+	for (const char *p = PQgetvalue(res, 0, 3); *p != '\0'; ) {
+		char *end;
+		long long pid = strtoll(p, &end, 10);
+
+		if (end == p || lkc_inspect_holder(out, pid) != 0) {
+			break;
+		}
+		p = end;
+	}
+	fencing = PQgetvalue(res, 0, 4)[0] == 't';
+	PQclear(res);
+	if (fencing) {
+		params[0] = key;
+		rc = lkc_pg_exec(s, c, fence_sql, 1, params, lkc_pg_deadline(s), 0, &res, err);
+		if (rc == LKC_OK) {
+			if (PQntuples(res) == 1) {
+				out->fence = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+			}
+			PQclear(res);
+		}
+	}
+	lkc_pg_done(s, c, rc);
+	return rc;
+}
+
 static const lkc_store_ops lkc_pg_ops = {
 	.name = "PostgreSQL",
 	.caps = LKC_CAP_SHARED | LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
@@ -1489,5 +1567,6 @@ static const lkc_store_ops lkc_pg_ops = {
 	.settle = NULL,
 	.wait_free = lkc_pg_wait_free,
 	.server_id = lkc_pg_server_id,
+	.inspect = lkc_pg_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_PGSQL],
 };

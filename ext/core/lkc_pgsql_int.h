@@ -81,6 +81,8 @@ int lkc_pg_wait_fd(int fd, short events, uint64_t deadline, int abortable);
 lkc_rc lkc_pg_get(lkc_pg_store *s, lkc_pg_conn **out, lkc_err *err);
 /* Gives a session that holds nothing back for reuse, or closes it. */
 void lkc_pg_put(lkc_pg_store *s, lkc_pg_conn *c);
+/* Gives c back after a statement that answered rc, or closes it when it broke. */
+void lkc_pg_done(lkc_pg_store *s, lkc_pg_conn *c, lkc_rc rc);
 /*
  * Runs sql (several statements when nparams is 0) and sets *out to the last
  * statement's result; LKC_ERR_IO means the connection is broken, or the

@@ -62,6 +62,7 @@ struct lkc_pg_table {
 	char *check;     /* $1 key, $2 owner: one row when ours and live */
 	char *force;     /* $1 key, $2 channel */
 	char *fence;     /* $1 key, $2 owner: the new token, when ours and live */
+	char *inspect;   /* $1 key: the row's owner, its ms left (-1: no expiry), its token, whether it is live */
 	char *sweep;     /* no parameters: deletes up to LKC_PGT_SWEEP_MAX rows expired LKC_PGT_SWEEP_AGE seconds ago */
 };
 
@@ -139,6 +140,7 @@ void lkc_pg_table_free(lkc_pg_table *t)
 	free(t->check);
 	free(t->force);
 	free(t->fence);
+	free(t->inspect);
 	free(t->sweep);
 	free(t);
 }
@@ -187,6 +189,9 @@ lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err)
 			" SELECT pg_catalog.pg_notify($2, '') FROM d", t->name);
 		t->fence = lkc_pgt_sql("UPDATE @T SET fence = DEFAULT WHERE key = $1::int8 AND owner = $2::bytea AND "
 			LKC_PGT_LIVE " RETURNING fence", t->name);
+		t->inspect = lkc_pgt_sql("SELECT owner, CASE WHEN expires_at IS NULL THEN -1 ELSE GREATEST(0,"
+			" pg_catalog.ceil(extract(epoch FROM expires_at - pg_catalog.clock_timestamp()) * 1000))::int8 END,"
+			" fence, " LKC_PGT_LIVE " FROM @T WHERE key = $1::int8", t->name);
 		/* Rows another sweep or a take has locked are skipped, and each one's age is asked again under its lock. */
 		t->sweep = lkc_pgt_sql("DELETE FROM @T WHERE key IN (SELECT key FROM @T WHERE expires_at < pg_catalog.clock_timestamp()"
 			" - " LKC_PGT_SWEEP_AGE " * interval '1 second' LIMIT " LKC_PGT_SWEEP_MAX " FOR UPDATE SKIP LOCKED)"
@@ -194,7 +199,7 @@ lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err)
 	}
 	if (t->name == NULL || t->create == NULL || t->take == NULL || t->left == NULL || t->release == NULL
 		|| t->cool == NULL || t->refresh == NULL || t->check == NULL || t->force == NULL || t->fence == NULL
-		|| t->sweep == NULL) {
+		|| t->inspect == NULL || t->sweep == NULL) {
 		lkc_pg_table_free(t);
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
@@ -288,16 +293,6 @@ static lkc_rc lkc_pgt_rows(lkc_pg_store *s, lkc_pg_conn *c, const char *sql, int
 		PQclear(res);
 	}
 	return rc;
-}
-
-/* Gives c back after an operation that answered rc, or closes it when it broke. */
-static void lkc_pgt_done(lkc_pg_store *s, lkc_pg_conn *c, lkc_rc rc)
-{
-	if (rc == LKC_ERR_IO) {
-		lkc_pg_conn_close(c);
-	} else {
-		lkc_pg_put(s, c);
-	}
 }
 
 /*
@@ -453,7 +448,7 @@ static lkc_rc lkc_pgt_wait(lkc_pg_store *s, lkc_hold *hold, lkc_pgt_args *a, int
 		lkc_pg_conn_close(c);
 		return rc;
 	}
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 	return rc;
 }
 
@@ -501,7 +496,7 @@ static lkc_rc lkc_pgt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 		snprintf(a.ms, sizeof(a.ms), "%" PRId64, delay_ms);
 		rc = lkc_pgt_rows(s, c, s->table->cool, 4, params, &rows, err);
 		if (rc != LKC_OK || rows == 1) {
-			lkc_pgt_done(s, c, rc);
+			lkc_pg_done(s, c, rc);
 			return rc;
 		}
 	}
@@ -520,10 +515,10 @@ static lkc_rc lkc_pgt_release(lkc_store *store, lkc_hold *hold, int64_t delay_ms
 
 		/* Best effort: a failure is not the release's, and the next sweep tries again. */
 		lkc_err_clear(&ignored);
-		lkc_pgt_done(s, c, lkc_pgt_rows(s, c, s->table->sweep, 0, NULL, NULL, &ignored));
+		lkc_pg_done(s, c, lkc_pgt_rows(s, c, s->table->sweep, 0, NULL, NULL, &ignored));
 		return LKC_OK;
 	}
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 	return rc;
 }
 
@@ -556,7 +551,7 @@ static lkc_rc lkc_pgt_own(lkc_pg_store *s, lkc_hold *hold, const char *sql, int 
 		}
 		PQclear(res);
 	}
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 	return rc;
 }
 
@@ -594,7 +589,7 @@ static lkc_rc lkc_pgt_is_locked(lkc_store *store, const char *resource, size_t l
 	}
 	rc = lkc_pgt_left(s, c, &a, &ms, err);
 	*locked = ms != -2;
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 	return rc;
 }
 
@@ -610,7 +605,7 @@ static lkc_rc lkc_pgt_force_release(lkc_store *store, const char *resource, size
 		return rc;
 	}
 	rc = lkc_pgt_rows(s, c, s->table->force, 2, params, NULL, err);
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 	return rc;
 }
 
@@ -642,7 +637,7 @@ static void lkc_pgt_settle(lkc_store *store, lkc_hold *hold)
 		return;
 	}
 	rc = lkc_pgt_rows(s, c, s->table->release, 3, params, NULL, &ignored);
-	lkc_pgt_done(s, c, rc);
+	lkc_pg_done(s, c, rc);
 }
 
 static void lkc_pgt_abandon(lkc_store *store, lkc_hold *hold)
@@ -650,6 +645,49 @@ static void lkc_pgt_abandon(lkc_store *store, lkc_hold *hold)
 	/* The row is the hold, and no session keeps it: forgetting it locally leaves it alone. */
 	(void) store;
 	(void) hold;
+}
+
+/*
+ * The resource's row, in one statement: its owner and time left while it is
+ * live (an empty owner: a cooldown), and its fencing token. The row outlives
+ * its holder's session: the session is not known, nor who waits (a waiter
+ * listens for a notification, which the server shows nobody).
+ */
+static lkc_rc lkc_pgt_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pgt_args a;
+	const char *params[1] = { a.key };
+	unsigned char *owner;
+	size_t owner_len;
+	PGresult *res;
+	lkc_pg_conn *c;
+	lkc_rc rc;
+
+	out->mode = LKC_SEEN_FREE;
+	out->owners_known = 1;
+	if ((rc = lkc_pgt_args_init(s, &a, resource, len, NULL, err)) != LKC_OK || (rc = lkc_pg_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_pgt_run(s, c, s->table->inspect, 1, params, &res, err);
+	if (rc == LKC_OK && PQntuples(res) == 1) {
+		out->fence = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
+		if (PQgetvalue(res, 0, 3)[0] == 't') {
+			owner = PQunescapeBytea((const unsigned char *) PQgetvalue(res, 0, 0), &owner_len);
+			out->ttl_ms = strtoll(PQgetvalue(res, 0, 1), NULL, 10);
+			out->ttl_ms = out->ttl_ms < 0 ? LKC_TTL_NONE : out->ttl_ms;
+			out->mode = owner_len > 0 ? LKC_SEEN_WRITE : LKC_SEEN_COOLDOWN;
+			if (owner == NULL || (owner_len > 0 && lkc_inspect_owner(out, (const char *) owner, owner_len) != 0)) {
+				rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+			}
+			PQfreemem(owner);
+		}
+	}
+	if (rc == LKC_OK) {
+		PQclear(res);
+	}
+	lkc_pg_done(s, c, rc);
+	return rc;
 }
 
 const lkc_store_ops lkc_pg_table_ops = {
@@ -667,5 +705,6 @@ const lkc_store_ops lkc_pg_table_ops = {
 	.settle = lkc_pgt_settle,
 	.wait_free = lkc_pgt_wait_free,
 	.server_id = lkc_pg_server_id,
+	.inspect = lkc_pgt_inspect,
 	.stats = &lkc_stats_of[LKC_KIND_PGSQL],
 };

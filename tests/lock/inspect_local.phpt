@@ -1,5 +1,5 @@
 --TEST--
-inspect() on the stores of one machine (flock, semaphore): free, a writer, readers, three waiters counted, a killed holder's hold gone; the last fencing token on flock; what the kernel does not keep (owner tokens, the order) is null
+inspect() on the stores of one machine (flock, semaphore): free, a writer (its pid on flock), readers, three waiters counted, a killed holder's hold gone; the last fencing token on flock; what the kernel does not keep (owner tokens, the order) is null
 --EXTENSIONS--
 lock
 posix
@@ -18,6 +18,10 @@ lock_test_each_kind(['flock', 'semaphore'], function (string $kind): void {
         $a = $store->inspect($resource);
         if (is_int($a['fencing'])) {
             $a['fencing'] = 'a token';
+        }
+        // flock: the kernel's pids of the holders (this process, once a hold).
+        if (is_array($a['holders']) && $a['holders'] !== []) {
+            $a['holders'] = array_map(fn (int $pid): string => $pid === getmypid() ? 'this process' : 'another', $a['holders']);
         }
         return json_encode($a) . "\n";
     };
@@ -65,25 +69,25 @@ PHP);
 --EXPECT--
 -- flock
 - free
-{"held":false,"mode":null,"owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null}
+{"held":false,"mode":null,"owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null,"holders":[]}
 - a writer
-{"held":true,"mode":"write","owners":null,"ttl":null,"fencing":"a token","waiters":0,"queue":null}
+{"held":true,"mode":"write","owners":null,"ttl":null,"fencing":"a token","waiters":0,"queue":null,"holders":["this process"]}
 - three waiters
 3 waiters
 - readers
-{"held":true,"mode":"read","owners":null,"ttl":null,"fencing":"a token","waiters":0,"queue":null}
+{"held":true,"mode":"read","owners":null,"ttl":null,"fencing":"a token","waiters":0,"queue":null,"holders":["this process","this process"]}
 - a holder killed
 "write"
 false
 -- semaphore
 - free
-{"held":false,"mode":null,"owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null}
+{"held":false,"mode":null,"owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null,"holders":null}
 - a writer
-{"held":true,"mode":"write","owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null}
+{"held":true,"mode":"write","owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null,"holders":null}
 - three waiters
 3 waiters
 - readers
-{"held":true,"mode":"read","owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null}
+{"held":true,"mode":"read","owners":null,"ttl":null,"fencing":null,"waiters":0,"queue":null,"holders":null}
 - a holder killed
 "write"
 false

@@ -105,9 +105,9 @@ foreach (['' => fn () => $store->inspect(''), 'no server' => fn () => (new Lock\
 ?>
 --EXPECT--
 -- free
-{"held":false,"mode":null,"owners":[],"ttl":null,"fencing":null,"waiters":0,"queue":[]}
+{"held":false,"mode":null,"owners":[],"ttl":null,"fencing":null,"waiters":0,"queue":[],"holders":null}
 -- a writer
-{"held":true,"mode":"write","owners":["writer-1"],"ttl":"up to 30 s","fencing":"a token","waiters":0,"queue":[]}
+{"held":true,"mode":"write","owners":["writer-1"],"ttl":"up to 30 s","fencing":"a token","waiters":0,"queue":[],"holders":null}
 bool(true)
 bool(true)
 -- three waiters, in the order they came
@@ -116,10 +116,10 @@ bool(true)
 held
 {"mode":"write","owners":["first"],"queue":["second","third"],"newer token":true}
 -- readers
-{"held":true,"mode":"read","owners":["reader-1","reader-2"],"ttl":null,"fencing":"a token","waiters":0,"queue":[]}
+{"held":true,"mode":"read","owners":["reader-1","reader-2"],"ttl":null,"fencing":"a token","waiters":0,"queue":[],"holders":null}
 {"mode":"read","owners":["reader-1"],"ttl":true}
 -- a cooldown
-{"held":true,"mode":"cooldown","owners":[],"ttl":"up to 2 s","fencing":"a token","waiters":0,"queue":[]}
+{"held":true,"mode":"cooldown","owners":[],"ttl":"up to 2 s","fencing":"a token","waiters":0,"queue":[],"holders":null}
 -- a holder that died: its hold expires
 {"mode":"write","owners":["dead"]}
 false
