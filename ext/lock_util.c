@@ -53,18 +53,11 @@ void php_lock_throw(lkc_rc rc, const lkc_err *err, const lkc_hold *hold)
 		case LKC_LOST:
 			ce = php_lock_ce_lost_exception;
 			break;
-		case LKC_ERR_IO:
-		case LKC_ERR_PROTOCOL:
-		case LKC_ERR_REFUSED:
-		case LKC_ERR_PERM:
-		case LKC_ERR_SYSTEM:
-			ce = php_lock_ce_storage_exception;
-			break;
 		case LKC_ERR_INVALID:
 			zend_value_error("%s", err->msg);
 			return;
 		default:
-			ce = php_lock_ce_lock_exception;
+			ce = lkc_rc_storage(rc) ? php_lock_ce_storage_exception : php_lock_ce_lock_exception;
 			break;
 	}
 	if (hold != NULL) {

@@ -278,8 +278,7 @@ static void lkc_hold_forget(lkc_hold *hold)
 	hold->fence = -1;
 }
 
-/* Whether rc is a failure of the backend (what the host reports as a storage error). */
-static int lkc_rc_storage(lkc_rc rc)
+int lkc_rc_storage(lkc_rc rc)
 {
 	return rc == LKC_ERR_IO || rc == LKC_ERR_PROTOCOL || rc == LKC_ERR_REFUSED || rc == LKC_ERR_PERM
 		|| rc == LKC_ERR_SYSTEM;
@@ -287,16 +286,14 @@ static int lkc_rc_storage(lkc_rc rc)
 
 void lkc_stats_answer(lkc_store *store, lkc_hold *hold, lkc_rc rc)
 {
-	lkc_stats *st = store->ops->stats;
-
 	if ((rc == LKC_EXPIRED || rc == LKC_LOST) && hold != NULL) {
 		/* A hold found gone is counted once, however many calls are told so. */
 		if (!hold->gone_counted) {
 			hold->gone_counted = 1;
-			st->n[rc == LKC_LOST ? LKC_STAT_LOST : LKC_STAT_EXPIRED]++;
+			lkc_stats_add(store, rc == LKC_LOST ? LKC_STAT_LOST : LKC_STAT_EXPIRED);
 		}
 	} else if (lkc_rc_storage(rc)) {
-		st->n[LKC_STAT_STORAGE_ERRORS]++;
+		lkc_stats_add(store, LKC_STAT_STORAGE_ERRORS);
 	}
 }
 
@@ -367,13 +364,13 @@ int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t w
 
 void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t ttl_ms, int64_t wait_ms, uint64_t start)
 {
-	lkc_stats *st = store->ops->stats;
-
-	st->n[LKC_STAT_ACQUIRED]++;
+	lkc_stats_add(store, LKC_STAT_ACQUIRED);
 	if (wait_ms != 0) {
-		st->n[LKC_STAT_WAITED]++;
-		st->n[LKC_STAT_HANDED_OVER] += hold->handed != 0;
-		st->wait_ns += lkc_now_ns() - start;
+		lkc_stats_add(store, LKC_STAT_WAITED);
+		if (hold->handed) {
+			lkc_stats_add(store, LKC_STAT_HANDED_OVER);
+		}
+		store->ops->stats->wait_ns += lkc_now_ns() - start;
 	}
 	hold->gone_counted = 0;
 	/* After a wait, the hold counts from the store's grant (never later than the server's), not the call. */
@@ -388,13 +385,11 @@ void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t tt
 
 void lkc_acquire_failed(lkc_store *store, lkc_hold *hold, int64_t wait_ms, uint64_t start, lkc_rc rc)
 {
-	lkc_stats *st = store->ops->stats;
-
 	if (wait_ms != 0) {
-		st->wait_ns += lkc_now_ns() - start;
+		store->ops->stats->wait_ns += lkc_now_ns() - start;
 	}
 	if (rc == LKC_BUSY || rc == LKC_INTERRUPTED) {
-		st->n[wait_ms == 0 ? LKC_STAT_FAILED : LKC_STAT_TIMED_OUT]++;
+		lkc_stats_add(store, wait_ms == 0 ? LKC_STAT_FAILED : LKC_STAT_TIMED_OUT);
 	} else {
 		/* A conversion that lost the hold it converted says so as any call does. */
 		lkc_stats_answer(store, hold, rc);
@@ -432,7 +427,7 @@ int lkc_release_begin(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_rc
 void lkc_release_end(lkc_store *store, lkc_hold *hold, lkc_rc rc)
 {
 	if (rc == LKC_OK) {
-		store->ops->stats->n[LKC_STAT_RELEASED]++;
+		lkc_stats_add(store, LKC_STAT_RELEASED);
 	} else {
 		lkc_stats_answer(store, hold, rc);
 	}
@@ -456,7 +451,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	start = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_now_ns() : 0;
 	rc = store->ops->refresh(store, hold, ttl_ms, err);
 	if (rc == LKC_OK) {
-		store->ops->stats->n[LKC_STAT_REFRESHED]++;
+		lkc_stats_add(store, LKC_STAT_REFRESHED);
 		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
 		return rc;
 	}

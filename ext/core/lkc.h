@@ -340,6 +340,8 @@ static inline void lkc_stats_add(lkc_store *store, lkc_stat k)
 	store->ops->stats->n[k]++;
 }
 
+/* Whether rc is a failure of the backend (what the host reports as a storage error). */
+int lkc_rc_storage(lkc_rc rc);
 /* Counts what an answer of the store says about a hold or the backend: expired, lost, a storage error. */
 void lkc_stats_answer(lkc_store *store, lkc_hold *hold, lkc_rc rc);
 
