@@ -78,6 +78,7 @@ class Controller extends \yii\base\Controller
 
     public function options($actionID)
     {
-        return ['color', 'interactive', 'help', 'silentExitOnException'];
+        // Yii's own also names help and silentExitOnException, left out with what they do.
+        return ['color', 'interactive'];
     }
 }
