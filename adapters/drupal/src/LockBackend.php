@@ -148,6 +148,16 @@ class LockBackend implements LockBackendInterface
         return $this->lockId ??= bin2hex(random_bytes(16));
     }
 
+    /**
+     * The store the holds live in (shared with lock.persistent). A lock name is
+     * the resource there as it is (the store's own prefix or directory sets the
+     * site's names apart): `drush lock:inspect NAME` reads it by that name.
+     */
+    public function getStore(): Store
+    {
+        return $this->factory->getStore();
+    }
+
     /** The extension's lock behind a hold of this request (fencing token, lifetime), or null. */
     public function getLock(string $name): ?Lock
     {

@@ -7,6 +7,7 @@ namespace Lock\Adapter\Yii2;
 use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
+use Lock\Store;
 use yii\base\Application;
 use yii\mutex\Mutex;
 
@@ -83,6 +84,16 @@ class LockMutex extends Mutex
     public function getLock(string $name): ?Lock
     {
         return $this->holds[$name] ?? null;
+    }
+
+    /**
+     * The store the holds live in. A name given to acquire() is the resource
+     * there as it is (the store's own prefix or directory set apart the
+     * application's names): `yii lock/inspect NAME` reads it by that name.
+     */
+    public function getStore(): Store
+    {
+        return $this->factory->getStore();
     }
 
     /**

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Yii3;
 
 use Lock\Factory;
+use Lock\Store;
 use Yiisoft\Mutex\Exception\MutexReleaseException;
 use Yiisoft\Mutex\MutexFactory;
 use Yiisoft\Mutex\MutexInterface;
@@ -39,6 +40,16 @@ final class LockMutexFactory extends MutexFactory
         $this->live[$mutex] = true;
 
         return $mutex;
+    }
+
+    /**
+     * The store the mutexes' holds live in. A mutex name is the resource there
+     * as it is (the store's own prefix or directory sets the application's
+     * names apart): `yii lock:inspect NAME` reads it by that name.
+     */
+    public function getStore(): Store
+    {
+        return $this->factory->getStore();
     }
 
     /**

@@ -1,0 +1,13 @@
+<?php
+
+// Test-only stand-in for Drush\Attributes\Command (drush/drush 12 and 13): as there,
+// consolidation/annotated-command's attribute of that name under drush's namespace.
+
+namespace Drush\Attributes;
+
+use Attribute;
+
+#[Attribute(Attribute::TARGET_METHOD)]
+class Command extends \Consolidation\AnnotatedCommand\Attributes\Command
+{
+}
