@@ -293,7 +293,8 @@ final class DrushCommandsTest extends TestCase
         self::assertSame(0, self::execute($tester, ['name' => $name, '--format' => 'yaml']));
         self::assertStringContainsString("held: true\nmode: write\nowners: null\n", $tester->getDisplay());
         self::assertSame(0, self::execute($tester, ['name' => $name, '--format' => 'csv']));
-        self::assertStringStartsWith("Held,Mode,Owners,TTL,\"Fencing token\",Waiters,Queue\nyes,write,unknown,\"no expiry\",", $tester->getDisplay());
+        self::assertStringStartsWith("Held,Mode,Owners,TTL,\"Fencing token\",Waiters,Queue,Holders\nyes,write,unknown,\"no expiry\",", $tester->getDisplay());
+        self::assertStringEndsWith(",0,unknown," . getmypid() . "\n", $tester->getDisplay());
         $this->lock->release($name);
     }
 

@@ -28,7 +28,7 @@ use Psr\Container\ContainerInterface;
 final class LockExtDrushCommands extends DrushCommands
 {
     private const LABELS = ['held' => 'Held', 'mode' => 'Mode', 'owners' => 'Owners', 'ttl' => 'TTL',
-        'fencing' => 'Fencing token', 'waiters' => 'Waiters', 'queue' => 'Queue'];
+        'fencing' => 'Fencing token', 'waiters' => 'Waiters', 'queue' => 'Queue', 'holders' => 'Holders'];
 
     /**
      * The formats that print inspect()'s answer whole (xml warns on its scalars); checked
@@ -51,7 +51,7 @@ final class LockExtDrushCommands extends DrushCommands
 
     /**
      * Shows what the lock store knows about a lock: held, mode, owners, ttl,
-     * fencing token, waiters and their queue ("unknown" where the store cannot
+     * fencing token, waiters and their queue, the holders' pids or sessions ("unknown" where the store cannot
      * tell; null in JSON).
      */
     #[CLI\Command(name: 'lock:inspect')]
