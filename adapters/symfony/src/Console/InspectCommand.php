@@ -5,7 +5,6 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony\Console;
 
 use Lock\LockException;
-use Lock\Store;
 use Symfony\Component\Console\Attribute\AsCommand;
 use Symfony\Component\Console\Command\Command;
 use Symfony\Component\Console\Helper\Table;
@@ -48,7 +47,7 @@ final class InspectCommand extends Command
         $io = new SymfonyStyle($input, $output);
         try {
             [$name, $format, $store] = $this->stores->read($input);
-            $state = new State($store->inspect($name), $store->supports(Store::EXPIRING));
+            $state = new State($store->inspect($name));
         } catch (\InvalidArgumentException|\ValueError $e) {
             $io->getErrorStyle()->error($e->getMessage());
 

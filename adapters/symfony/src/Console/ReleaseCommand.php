@@ -5,7 +5,6 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony\Console;
 
 use Lock\LockException;
-use Lock\Store;
 use Symfony\Component\Console\Attribute\AsCommand;
 use Symfony\Component\Console\Command\Command;
 use Symfony\Component\Console\Helper\Table;
@@ -62,7 +61,7 @@ final class ReleaseCommand extends Command
         }
         $shown = State::token($name);
         try {
-            $state = new State($store->inspect($name), $store->supports(Store::EXPIRING));
+            $state = new State($store->inspect($name));
             if (($state->state['held'] ?? null) === false) {
                 $errors->error(sprintf('Nothing holds the lock %s: nothing to release.', $shown));
 

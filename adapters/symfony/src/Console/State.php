@@ -13,7 +13,7 @@ namespace Lock\Adapter\Symfony\Console;
 final class State
 {
     /** @param array<string, mixed> $state the answer of Lock\Store::inspect() */
-    public function __construct(public readonly array $state, private readonly bool $expiring)
+    public function __construct(public readonly array $state)
     {
     }
 
@@ -27,10 +27,10 @@ final class State
             ['held', match ($s['held'] ?? null) { true => 'yes', false => 'no', default => 'unknown' }],
             ['mode', $s['mode'] ?? ($free ? 'none' : 'unknown')],
             ['owners', self::listOf($s['owners'] ?? null)],
+            // inspect() answers a null ttl for a hold without expiry.
             ['ttl', match (true) {
                 isset($s['ttl']) => sprintf('%.3f s', $s['ttl']),
                 $free => 'none',
-                $this->expiring => 'unknown',
                 default => 'no expiry',
             }],
             ['fencing', isset($s['fencing']) ? (string) $s['fencing'] : 'unknown'],
