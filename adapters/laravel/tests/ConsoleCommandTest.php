@@ -89,7 +89,7 @@ final class ConsoleCommandTest extends TestCase
 
         $json = json_decode($this->artisan(['command' => 'lock:inspect', 'name' => $this->name, '--format' => 'json'])->getDisplay(), true, 512, JSON_THROW_ON_ERROR);
         $native = $this->native()->inspect(ExtensionLock::resource($this->name));
-        self::assertSame(['held', 'mode', 'owners', 'ttl', 'fencing', 'waiters', 'queue'], array_keys($json));
+        self::assertSame(['held', 'mode', 'owners', 'ttl', 'fencing', 'waiters', 'queue', 'holders'], array_keys($json));
         self::assertSame([$lock->owner()], $json['owners']);
         self::assertEqualsWithDelta($native['ttl'], $json['ttl'], 1.0);
         unset($json['ttl'], $native['ttl']);
@@ -144,9 +144,11 @@ final class ConsoleCommandTest extends TestCase
         self::assertSame(0, $tester->getStatusCode(), $tester->getErrorOutput());
         self::assertMatchesRegularExpression('/mode\s+\|\s+read/', $tester->getDisplay());
         self::assertMatchesRegularExpression('/ttl\s+\|\s+no expiry/', $tester->getDisplay());
+        self::assertMatchesRegularExpression('/holders\s+\|\s+' . getmypid() . ', ' . getmypid() . '\s/', $tester->getDisplay(), 'flock: the pid of each read hold');
         $json = json_decode($this->artisan(['command' => 'lock:inspect', 'name' => $this->name, '--store' => 'files', '--format' => 'json'])->getDisplay(), true, 512, JSON_THROW_ON_ERROR);
         self::assertSame((new FlockStore($this->directory))->inspect($resource), $json);
         self::assertSame('read', $json['mode']);
+        self::assertSame([getmypid(), getmypid()], $json['holders']);
         self::assertMatchesRegularExpression('/held\s+\|\s+no/', $this->artisan(['command' => 'lock:inspect', 'name' => $this->name])->getDisplay(), 'the default store is another store');
         $a->release();
         $b->release();

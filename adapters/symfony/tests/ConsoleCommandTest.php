@@ -87,7 +87,7 @@ final class ConsoleCommandTest extends TestCase
         self::assertMatchesRegularExpression('/fencing\s+\|\s+' . ($native['fencing'] ?? 'unknown') . '\b/', $display);
 
         $json = json_decode($this->console(['command' => 'lock:inspect', 'name' => $this->name, '--format' => 'json'])->getDisplay(), true, 512, JSON_THROW_ON_ERROR);
-        self::assertSame(['held', 'mode', 'owners', 'ttl', 'fencing', 'waiters', 'queue'], array_keys($json));
+        self::assertSame(['held', 'mode', 'owners', 'ttl', 'fencing', 'waiters', 'queue', 'holders'], array_keys($json));
         self::assertEqualsWithDelta($native['ttl'], $json['ttl'], 1.0);
         unset($json['ttl'], $native['ttl']);
         self::assertSame($native, $json);
@@ -132,9 +132,11 @@ final class ConsoleCommandTest extends TestCase
         self::assertSame(0, $tester->getStatusCode(), $tester->getDisplay());
         self::assertMatchesRegularExpression('/mode\s+\|\s+read/', $tester->getDisplay());
         self::assertMatchesRegularExpression('/ttl\s+\|\s+no expiry/', $tester->getDisplay());
+        self::assertMatchesRegularExpression('/holders\s+\|\s+' . getmypid() . ', ' . getmypid() . '\s/', $tester->getDisplay(), 'flock: the pid of each read hold');
         $json = json_decode($this->console(['command' => 'lock:inspect', 'name' => $this->name, '--store' => 'files', '--format' => 'json'])->getDisplay(), true, 512, JSON_THROW_ON_ERROR);
         self::assertSame((new FlockStore($this->directory . '/flock'))->inspect($this->name), $json);
         self::assertSame('read', $json['mode']);
+        self::assertSame([getmypid(), getmypid()], $json['holders']);
         self::assertNull($json['ttl']);
         self::assertMatchesRegularExpression('/held\s+\|\s+no/', $this->console(['command' => 'lock:inspect', 'name' => $this->name])->getDisplay(), 'the default resource is another store');
         $a->release();

@@ -26,7 +26,7 @@ final class ReleaseCommand extends Command
     protected $help = <<<'HELP'
         Shows who holds the lock <info>NAME</info>, asks for confirmation (unless <info>--force</info>),
         then breaks the hold (the extension's <info>Lock\Store::forceRelease()</info>) and prints what
-        it broke: mode, owners, fencing. The holder finds its lock gone at its next release or
+        it broke: mode, owners, holders, ttl, fencing. The holder finds its lock gone at its next release or
         refresh. Without <info>--force</info>, a run without interaction (<info>-n</info>, no terminal) refuses.
 
         Exit status: 0 when a hold was broken; 1 when nothing held the lock, the release was
@@ -85,7 +85,7 @@ final class ReleaseCommand extends Command
             return 0;
         }
         $this->output->writeln(sprintf('Released the lock <info>%s</info>, which was held as follows:', $shown));
-        (new Table($this->output))->setRows(\array_slice($state->rows(), 1, 4))->render();
+        (new Table($this->output))->setRows($state->rows(State::BROKEN))->render();
 
         return 0;
     }

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Lock\Adapter\Symfony\Console;
 
+use Symfony\Component\Console\Formatter\OutputFormatter;
+
 /**
  * What Lock\Store::inspect() answered, for people (a table's rows, null read as "unknown") and
  * for scripts (one JSON object, null kept).
@@ -12,31 +14,30 @@ namespace Lock\Adapter\Symfony\Console;
  */
 final class State
 {
+    /** What lock:release shows of the hold it broke. */
+    public const BROKEN = ['mode', 'owners', 'holders', 'ttl', 'fencing'];
+
     /** @param array<string, mixed> $state the answer of Lock\Store::inspect() */
     public function __construct(public readonly array $state)
     {
     }
 
-    /** @return list<array{string, string}> */
-    public function rows(): array
+    /**
+     * One row per key of the answer, in its order (or those of $keys), each value as a person reads it.
+     *
+     * @param list<string>|null $keys
+     * @return list<array{string, string}>
+     */
+    public function rows(?array $keys = null): array
     {
-        $s = $this->state;
-        $free = ($s['held'] ?? null) === false;
+        $rows = [];
+        foreach ($this->state as $key => $value) {
+            if ($keys === null || \in_array($key, $keys, true)) {
+                $rows[] = [(string) $key, $this->text((string) $key, $value)];
+            }
+        }
 
-        return [
-            ['held', match ($s['held'] ?? null) { true => 'yes', false => 'no', default => 'unknown' }],
-            ['mode', $s['mode'] ?? ($free ? 'none' : 'unknown')],
-            ['owners', self::listOf($s['owners'] ?? null)],
-            // inspect() answers a null ttl for a hold without expiry.
-            ['ttl', match (true) {
-                isset($s['ttl']) => sprintf('%.3f s', $s['ttl']),
-                $free => 'none',
-                default => 'no expiry',
-            }],
-            ['fencing', isset($s['fencing']) ? (string) $s['fencing'] : 'unknown'],
-            ['waiters', isset($s['waiters']) ? (string) $s['waiters'] : 'unknown'],
-            ['queue', self::listOf($s['queue'] ?? null)],
-        ];
+        return $rows;
     }
 
     public function json(): string
@@ -47,22 +48,28 @@ final class State
     /** The owners, for a confirmation question. */
     public function owners(): string
     {
-        return self::listOf($this->state['owners'] ?? null);
+        return $this->text('owners', $this->state['owners'] ?? null);
     }
 
-    /** An owner token as a person can read it: as it is when printable, else its bytes in hex. */
+    /** An owner token (or lock name) as a person can read it: as it is when printable, else its bytes in hex; escaped for the console. */
     public static function token(string $token): string
     {
-        return preg_match('/^[\x20-\x7e]*$/', $token) ? $token : '0x' . bin2hex($token);
+        return OutputFormatter::escape(preg_match('/^[\x20-\x7e]*$/', $token) ? $token : '0x' . bin2hex($token));
     }
 
-    /** @param list<string>|null $tokens */
-    private static function listOf(?array $tokens): string
+    private function text(string $key, mixed $value): string
     {
-        if ($tokens === null) {
-            return 'unknown';
-        }
+        $free = ($this->state['held'] ?? null) === false;
 
-        return $tokens === [] ? 'none' : implode(', ', array_map(self::token(...), $tokens));
+        return match (true) {
+            // inspect() answers a null mode for a free lock, and a null ttl for a hold without expiry.
+            $key === 'mode' && $value === null => $free ? 'none' : 'unknown',
+            $key === 'ttl' && $value === null => $free ? 'none' : 'no expiry',
+            $value === null => 'unknown',
+            \is_bool($value) => $value ? 'yes' : 'no',
+            \is_float($value) => sprintf('%.3f s', $value),
+            \is_array($value) => $value === [] ? 'none' : implode(', ', array_map(static fn ($v): string => \is_string($v) ? self::token($v) : (string) $v, $value)),
+            default => OutputFormatter::escape((string) $value),
+        };
     }
 }
