@@ -8,6 +8,8 @@ use Illuminate\Cache\CacheManager;
 use Illuminate\Console\Scheduling\EventMutex;
 use Illuminate\Console\Scheduling\SchedulingMutex;
 use Illuminate\Support\ServiceProvider;
+use Lock\Adapter\Laravel\Console\InspectCommand;
+use Lock\Adapter\Laravel\Console\ReleaseCommand;
 
 /**
  * Registers the `lock-ext` cache driver: a store (config/cache.php) whose locks are the
@@ -15,7 +17,8 @@ use Illuminate\Support\ServiceProvider;
  * request or job took on a process-bound store (flock, semaphore, PostgreSQL and MySQL session
  * holds) and left held when the framework ends it; and binds the scheduler's mutexes, unless the
  * application binds its own, to Laravel's cache mutexes that refuse what a process-bound store
- * cannot keep (a background event's withoutOverlapping(), onOneServer()).
+ * cannot keep (a background event's withoutOverlapping(), onOneServer()). In the console: the
+ * commands lock:inspect and lock:release.
  */
 final class LockServiceProvider extends ServiceProvider
 {
@@ -41,6 +44,9 @@ final class LockServiceProvider extends ServiceProvider
 
     public function boot(): void
     {
+        if (method_exists($this->app, 'runningInConsole') && $this->app->runningInConsole()) {
+            $this->commands([InspectCommand::class, ReleaseCommand::class]);
+        }
         if (!$this->app->bound('events')) {
             return;
         }

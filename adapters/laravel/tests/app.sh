@@ -111,6 +111,9 @@ while [ "$(head -n 1 "$work/hold.out" 2>/dev/null)" = "" ] && [ $i -lt 600 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
+# The provider's lock:inspect sees that hold (the README's "Artisan commands").
+check "php artisan lock:inspect NAME --format=json shows the hold" '{"held":true,"mode":"write","owners":["' \
+	"$(artisan lock:inspect "$name-block" --format=json)"
 out=$(artisan lock-app:block "$name-block" "$go")
 wait "$hold_pid"
 check "block() in a second process gets the lock when the first releases it" "busy at first

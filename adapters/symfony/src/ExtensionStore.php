@@ -8,8 +8,11 @@ use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
 use Lock\LockException;
+use Lock\LostException;
 use Lock\StorageException;
 use Lock\Store;
+use Psr\Log\LoggerAwareInterface;
+use Psr\Log\LoggerAwareTrait;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
@@ -32,9 +35,14 @@ use Symfony\Component\Lock\Lock as SymfonyLock;
  * reset() can end a request in a long-running worker, called by the application: it releases
  * the holds still taken here by Symfony Locks with autoRelease. Nothing calls it on its own, as
  * Symfony's own stores release nothing between messages (a worker may keep a lock across them).
+ *
+ * The logger (setLogger(); the bundle gives it the "lock" channel) hears what Symfony's Lock
+ * cannot see: a hold found expired or lost when it is released, and a release reset() could not make.
  */
-final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface
+final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface, LoggerAwareInterface
 {
+    use LoggerAwareTrait;
+
     private readonly Factory $factory;
     private readonly bool $expiring;
     private readonly bool $processBound;
@@ -81,10 +89,17 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         foreach ($keys as $key) {
             try {
                 $this->delete($key);
-            } catch (LockReleasingException) {
+            } catch (LockReleasingException $e) {
                 // Left to its TTL (expiring stores are the only ones whose release can fail).
+                $this->logger?->warning('Failed to release the "{resource}" lock at reset(): it is left to its TTL.', ['resource' => $key, 'exception' => $e]);
             }
         }
+    }
+
+    /** The extension's store underneath. */
+    public function getStore(): Store
+    {
+        return $this->store;
     }
 
     public function save(Key $key): void
@@ -147,8 +162,12 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         }
         try {
             $lock->release();
-        } catch (ExpiredException) {
+        } catch (ExpiredException $e) {
             // The hold was no longer ours: there is nothing of ours to delete, as with Symfony's stores.
+            // Symfony's Lock then logs a successful release: what happened to the hold is said here.
+            $this->logger?->warning($e instanceof LostException
+                ? 'The "{resource}" lock was lost before its release: someone else holds it.'
+                : 'The "{resource}" lock had expired before its release.', ['resource' => $key, 'exception' => $e]);
         } catch (StorageException $e) {
             throw new LockReleasingException(sprintf('Failed to release the "%s" lock: %s', $key, $e->getMessage()), 0, $e);
         }

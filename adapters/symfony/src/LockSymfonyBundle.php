@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Lock\Adapter\Symfony;
 
 use Lock\Adapter\Symfony\DependencyInjection\ExtensionStorePass;
+use Symfony\Component\DependencyInjection\Compiler\PassConfig;
 use Symfony\Component\DependencyInjection\ContainerBuilder;
 use Symfony\Component\DependencyInjection\Exception\LogicException;
 use Symfony\Component\HttpKernel\Bundle\Bundle;
@@ -21,6 +22,7 @@ final class LockSymfonyBundle extends Bundle
         if (!\extension_loaded('lock')) {
             throw new LogicException(ExtensionStoreFactory::notLoaded(sprintf('%s is registered (config/bundles.php)', self::class)));
         }
-        $container->addCompilerPass(new ExtensionStorePass());
+        // Before MonologBundle's LoggerChannelPass, which reads the "monolog.logger" tags this pass adds.
+        $container->addCompilerPass(new ExtensionStorePass(), PassConfig::TYPE_BEFORE_OPTIMIZATION, 10);
     }
 }

@@ -189,6 +189,15 @@ if grep -qx 'one factory' "$work/hold.out"; then ok "the autowired LockFactory i
 if grep -qx 'store Lock\\Adapter\\Symfony\\ExtensionStore' "$work/hold.out"; then ok "lock.factory's store is an ExtensionStore"; else not_ok "lock.factory's store is an ExtensionStore"; fi
 if grep -qx 'held in the extension' "$work/hold.out"; then ok "its hold is the extension's (Lock\\Lock on the same DSN is refused)"; else not_ok "its hold is the extension's (Lock\\Lock on the same DSN is refused)"; fi
 
+# The bundle's lock:inspect sees that hold (the README's "Console commands").
+held_json='$s = json_decode(stream_get_contents(STDIN), true); exit(is_array($s) && $s["held"] === true && $s["mode"] === "write" ? 0 : 1);'
+if php bin/console lock:inspect "$name" --format=json 2>"$work/inspect.err" | php -r "$held_json"; then
+	ok "bin/console lock:inspect NAME --format=json shows the hold"
+else
+	not_ok "bin/console lock:inspect NAME --format=json shows the hold"
+	cat "$work/inspect.err" >&2
+fi
+
 php bin/console app:lock-check wait "$name" >"$work/wait.out" 2>"$work/wait.err" &
 wait_pid=$!
 pids="$pids $wait_pid"

@@ -19,7 +19,8 @@ use Lock\Adapter\TestSupport\Env;
  */
 final class App
 {
-    public static function boot(string $kind): Container
+    /** @param Container|null $app the container to set up (a Laravel Application, for artisan); null: a new Container */
+    public static function boot(string $kind, ?Container $app = null): Container
     {
         $port = getenv('LOCK_TEST_REDIS_PORT');
         if ($port === false || $port === '') {
@@ -33,7 +34,7 @@ final class App
             'mysql' => ['dsn' => Env::serverDsn('LOCK_TEST_MYSQL_DSN') . '?prefix=lock-adapters-laravel:'],
         };
 
-        $app = new Container();
+        $app ??= new Container();
         Container::setInstance($app);
         $app->instance('config', new Config([
             'cache' => [

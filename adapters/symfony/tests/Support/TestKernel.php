@@ -14,14 +14,18 @@ use Symfony\Component\HttpKernel\Kernel;
 /**
  * A real kernel with FrameworkBundle and the adapter's bundle, $lock being the framework.lock
  * configuration. Public services: LockFactories (autowired) and, given a resource "invoices",
- * InvoicesLockFactory (autowired by the argument name $invoicesLockFactory). The container is
+ * InvoicesLockFactory (autowired by the argument name $invoicesLockFactory), and with $collectLogs
+ * the "logger" service, a CollectingLogger. The container is
  * compiled once into $directory and reused from there by any process that builds the same
  * kernel (same $environment, no debug), as in production.
  */
 final class TestKernel extends Kernel
 {
-    /** @param string|array<mixed> $lock */
-    public function __construct(private readonly string|array $lock, private readonly string $directory, string $environment)
+    /**
+     * @param string|array<mixed> $lock
+     * @param bool                $collectLogs the "logger" service is a CollectingLogger (public)
+     */
+    public function __construct(private readonly string|array $lock, private readonly string $directory, string $environment, private readonly bool $collectLogs = false)
     {
         parent::__construct($environment, false);
     }
@@ -44,6 +48,9 @@ final class TestKernel extends Kernel
                 ->setArguments([new Reference('lock.factory')])
                 ->setAutowired(true)
                 ->setPublic(true);
+            if ($this->collectLogs) {
+                $container->register('logger', CollectingLogger::class)->setPublic(true);
+            }
             if (\is_array($this->lock) && isset($this->lock['invoices'])) {
                 $container->register(InvoicesLockFactory::class)->setAutowired(true)->setPublic(true);
             }
