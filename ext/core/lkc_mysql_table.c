@@ -897,8 +897,9 @@ static int lkc_myt_owner_seen(lkc_inspect *out, const char *hex)
  * The resource's row, in one statement: its owner while it is live (an empty
  * owner: a cooldown), the time left, its fencing token (the last take's), and
  * the session that marks the hold with GET_LOCK (unknown for a hold restored
- * elsewhere and not refreshed yet, or whose session ended). Waiters wait in GET_LOCK or a sleep, which
- * the server shows nobody: waiters and queue are unknown.
+ * elsewhere and not refreshed yet, or whose session ended). Waiters wait in
+ * GET_LOCK or a sleep, which the server shows nobody: waiters and queue are
+ * unknown.
  */
 static lkc_rc lkc_myt_inspect(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err)
 {
