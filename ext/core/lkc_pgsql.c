@@ -1527,18 +1527,20 @@ static lkc_rc lkc_pg_inspect(lkc_store *store, const char *resource, size_t len,
 	}
 	out->mode = PQgetvalue(res, 0, 0)[0] == 't' ? LKC_SEEN_WRITE : PQgetvalue(res, 0, 1)[0] == 't' ? LKC_SEEN_READ : LKC_SEEN_FREE;
 	out->waiters = strtoll(PQgetvalue(res, 0, 2), NULL, 10);
-	for (const char *p = PQgetvalue(res, 0, 3); *p != '\0'; ) {
+	for (const char *p = PQgetvalue(res, 0, 3); *p != '\0' && rc == LKC_OK; ) {
 		char *end;
 		long long pid = strtoll(p, &end, 10);
 
-		if (end == p || lkc_inspect_holder(out, pid) != 0) {
-			break;
+		if (end == p) {
+			rc = lkc_err_set(err, LKC_ERR_PROTOCOL, "PostgreSQL at %s: unexpected answer", s->endpoint);
+		} else if (lkc_inspect_holder(out, pid) != 0) {
+			rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 		}
 		p = end;
 	}
 	fencing = PQgetvalue(res, 0, 4)[0] == 't';
 	PQclear(res);
-	if (fencing) {
+	if (rc == LKC_OK && fencing) {
 		params[0] = key;
 		rc = lkc_pg_exec(s, c, fence_sql, 1, params, lkc_pg_deadline(s), 0, &res, err);
 		if (rc == LKC_OK) {
