@@ -90,6 +90,7 @@ static PHP_MINIT_FUNCTION(lock)
 	php_lock_ce_flock_store = register_class_Lock_Store_FlockStore(php_lock_ce_store);
 	php_lock_ce_semaphore_store = register_class_Lock_Store_SemaphoreStore(php_lock_ce_store);
 	php_lock_ce_redis_store = register_class_Lock_Store_RedisStore(php_lock_ce_store);
+	php_lock_ce_combined_store = register_class_Lock_Store_CombinedStore(php_lock_ce_store);
 	php_lock_ce_postgres_store = register_class_Lock_Store_PostgresStore(php_lock_ce_store);
 	php_lock_ce_mysql_store = register_class_Lock_Store_MysqlStore(php_lock_ce_store); /* MySQL store */
 	/* --- MemcachedStore --- */

@@ -17,6 +17,8 @@ static zend_class_entry *php_lock_stats_class(lkc_kind kind)
 			return php_lock_ce_semaphore_store;
 		case LKC_KIND_REDIS:
 			return php_lock_ce_redis_store;
+		case LKC_KIND_COMBINED:
+			return php_lock_ce_combined_store;
 		case LKC_KIND_PGSQL:
 			return php_lock_ce_postgres_store;
 		case LKC_KIND_MYSQL:

@@ -590,10 +590,13 @@ bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_
 		ok = php_lock_memcached_init(obj, dsn, NULL, arg_num);
 	/* --- end MemcachedStore --- */
 	} else if (strcmp(parsed.scheme, "redlock") == 0) {
-		zend_argument_value_error(arg_num, "uses the %s: scheme, which this version does not support yet", parsed.scheme);
+		object_init_ex(return_value, php_lock_ce_combined_store);
+		obj = php_lock_store_from_obj(Z_OBJ_P(return_value));
+		ok = php_lock_redlock_init(obj, dsn, &parsed, arg_num);
 	} else {
 		zend_argument_value_error(arg_num, "has unknown scheme \"%s\" (expected flock:, semaphore:, redis:, rediss:, "
-			"redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster:, pgsql:, mysql: or memcached:)", parsed.scheme);
+			"redis+sentinel:, rediss+sentinel:, redis+cluster:, rediss+cluster:, redlock:, pgsql:, mysql: or memcached:)",
+			parsed.scheme);
 	}
 	if (!ok && Z_TYPE_P(return_value) == IS_OBJECT) {
 		zval_ptr_dtor(return_value);
@@ -784,6 +787,7 @@ void php_lock_setup_store_classes(void)
 	php_lock_ce_flock_store->create_object = php_lock_store_create;
 	php_lock_ce_semaphore_store->create_object = php_lock_store_create;
 	php_lock_ce_redis_store->create_object = php_lock_store_create;
+	php_lock_ce_combined_store->create_object = php_lock_store_create;
 	php_lock_ce_postgres_store->create_object = php_lock_store_create;
 	php_lock_ce_mysql_store->create_object = php_lock_store_create; /* MySQL store */
 	/* --- MemcachedStore --- */

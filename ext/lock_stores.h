@@ -87,6 +87,10 @@ bool php_lock_redis_scheme(const char *scheme);
 /* Opens a redis store from a DSN and an options array into obj; false when it threw. */
 bool php_lock_redis_init(php_lock_store_obj *obj, zend_string *dsn, HashTable *options, uint32_t options_arg);
 
+/* lock_store_combined.c */
+/* Opens a combined store from a redlock: DSN (parsed) into obj, one RedisStore per host; false when it threw. */
+bool php_lock_redlock_init(php_lock_store_obj *obj, zend_string *dsn, const lkc_dsn *parsed, uint32_t arg_num);
+
 /* lock_store_pgsql.c */
 /* Whether scheme names the PostgreSQL store. */
 bool php_lock_pg_scheme(const char *scheme);

@@ -65,6 +65,7 @@ extern zend_class_entry *php_lock_ce_factory;
 extern zend_class_entry *php_lock_ce_flock_store;
 extern zend_class_entry *php_lock_ce_semaphore_store;
 extern zend_class_entry *php_lock_ce_redis_store;
+extern zend_class_entry *php_lock_ce_combined_store;
 extern zend_class_entry *php_lock_ce_postgres_store;
 extern zend_class_entry *php_lock_ce_mysql_store; /* MySQL store */
 /* --- MemcachedStore --- */

@@ -174,6 +174,26 @@ namespace Lock\Store {
      * @strict-properties
      * @not-serializable
      */
+    final class CombinedStore implements \Lock\Store
+    {
+        public function __construct(array $stores, string $strategy = 'consensus') {}
+
+        public function supports(int $capability): bool {}
+
+        public function isLocked(string $resource): bool {}
+
+        public function forceRelease(string $resource): void {}
+
+        public function waitUntilFree(string $resource, ?float $timeout = null): bool {}
+
+        /** @return array{held: bool, mode: ?string, owners: ?list<string>, ttl: ?float, fencing: ?int, waiters: ?int, queue: ?list<string>, holders: ?list<int>} */
+        public function inspect(string $resource): array {}
+    }
+
+    /**
+     * @strict-properties
+     * @not-serializable
+     */
     final class RedisStore implements \Lock\Store
     {
         public function __construct(#[\SensitiveParameter] string $dsn = 'redis://127.0.0.1:6379', #[\SensitiveParameter] array $options = []) {}

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 7d8507fadbc3924b6cf58b8b1e94f22db27c3013 */
+ * Stub hash: 152f9f54e9ecd2edbc85b1345920633dc61dd8ac */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
@@ -126,6 +126,21 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Lock_Store_SemaphoreStore_inspect arginfo_class_Lock_Store_inspect
 
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_CombinedStore___construct, 0, 0, 1)
+	ZEND_ARG_TYPE_INFO(0, stores, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, strategy, IS_STRING, 0, "\'consensus\'")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Lock_Store_CombinedStore_supports arginfo_class_Lock_Store_supports
+
+#define arginfo_class_Lock_Store_CombinedStore_isLocked arginfo_class_Lock_Store_isLocked
+
+#define arginfo_class_Lock_Store_CombinedStore_forceRelease arginfo_class_Lock_Store_forceRelease
+
+#define arginfo_class_Lock_Store_CombinedStore_waitUntilFree arginfo_class_Lock_Store_waitUntilFree
+
+#define arginfo_class_Lock_Store_CombinedStore_inspect arginfo_class_Lock_Store_inspect
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Store_RedisStore___construct, 0, 0, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, dsn, IS_STRING, 0, "\'redis://127.0.0.1:6379\'")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
@@ -215,6 +230,12 @@ ZEND_METHOD(Lock_Store_SemaphoreStore, isLocked);
 ZEND_METHOD(Lock_Store_SemaphoreStore, forceRelease);
 ZEND_METHOD(Lock_Store_SemaphoreStore, waitUntilFree);
 ZEND_METHOD(Lock_Store_SemaphoreStore, inspect);
+ZEND_METHOD(Lock_Store_CombinedStore, __construct);
+ZEND_METHOD(Lock_Store_CombinedStore, supports);
+ZEND_METHOD(Lock_Store_CombinedStore, isLocked);
+ZEND_METHOD(Lock_Store_CombinedStore, forceRelease);
+ZEND_METHOD(Lock_Store_CombinedStore, waitUntilFree);
+ZEND_METHOD(Lock_Store_CombinedStore, inspect);
 ZEND_METHOD(Lock_Store_RedisStore, __construct);
 ZEND_METHOD(Lock_Store_RedisStore, supports);
 ZEND_METHOD(Lock_Store_RedisStore, isLocked);
@@ -328,6 +349,17 @@ static const zend_function_entry class_Lock_Store_SemaphoreStore_methods[] = {
 	ZEND_ME(Lock_Store_SemaphoreStore, forceRelease, arginfo_class_Lock_Store_SemaphoreStore_forceRelease, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, waitUntilFree, arginfo_class_Lock_Store_SemaphoreStore_waitUntilFree, ZEND_ACC_PUBLIC)
 	ZEND_ME(Lock_Store_SemaphoreStore, inspect, arginfo_class_Lock_Store_SemaphoreStore_inspect, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+
+static const zend_function_entry class_Lock_Store_CombinedStore_methods[] = {
+	ZEND_ME(Lock_Store_CombinedStore, __construct, arginfo_class_Lock_Store_CombinedStore___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_CombinedStore, supports, arginfo_class_Lock_Store_CombinedStore_supports, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_CombinedStore, isLocked, arginfo_class_Lock_Store_CombinedStore_isLocked, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_CombinedStore, forceRelease, arginfo_class_Lock_Store_CombinedStore_forceRelease, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_CombinedStore, waitUntilFree, arginfo_class_Lock_Store_CombinedStore_waitUntilFree, ZEND_ACC_PUBLIC)
+	ZEND_ME(Lock_Store_CombinedStore, inspect, arginfo_class_Lock_Store_CombinedStore_inspect, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 
@@ -513,6 +545,18 @@ static zend_class_entry *register_class_Lock_Store_SemaphoreStore(zend_class_ent
 	zend_class_entry ce, *class_entry;
 
 	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "SemaphoreStore", class_Lock_Store_SemaphoreStore_methods);
+	class_entry = zend_register_internal_class_ex(&ce, NULL);
+	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
+	zend_class_implements(class_entry, 1, class_entry_Lock_Store);
+
+	return class_entry;
+}
+
+static zend_class_entry *register_class_Lock_Store_CombinedStore(zend_class_entry *class_entry_Lock_Store)
+{
+	zend_class_entry ce, *class_entry;
+
+	INIT_NS_CLASS_ENTRY(ce, "Lock\\Store", "CombinedStore", class_Lock_Store_CombinedStore_methods);
 	class_entry = zend_register_internal_class_ex(&ce, NULL);
 	class_entry->ce_flags |= ZEND_ACC_FINAL|ZEND_ACC_NO_DYNAMIC_PROPERTIES|ZEND_ACC_NOT_SERIALIZABLE;
 	zend_class_implements(class_entry, 1, class_entry_Lock_Store);

@@ -267,6 +267,14 @@ void lkc_hold_dispose(lkc_hold *hold)
 	hold->resource = NULL;
 	free(hold->path);
 	hold->path = NULL;
+	for (int i = 0; i < hold->nparts; i++) {
+		/* A part shares the resource of its hold. */
+		hold->parts[i].resource = NULL;
+		lkc_hold_dispose(&hold->parts[i]);
+	}
+	free(hold->parts);
+	hold->parts = NULL;
+	hold->nparts = 0;
 	hold->mode = LKC_MODE_NONE;
 }
 
@@ -308,7 +316,7 @@ static lkc_rc refuse_foreign(lkc_err *err)
 		"this hold belongs to the parent process; a forked child cannot touch it");
 }
 
-static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
+static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms, uint64_t margin_ns)
 {
 	if (ttl_ms == LKC_TTL_NONE) {
 		return 0;
@@ -318,7 +326,10 @@ static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms)
 	 * so it may end a hold up to 1 ms before ttl_ms after the request reached it:
 	 * our view counts that millisecond off too.
 	 */
-	return start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
+	uint64_t end = start_ns + (uint64_t) ttl_ms * 1000000u - (ttl_ms > 1 ? 1000000u : 0);
+
+	/* What the store says may be lost to clock drift counts off too; at least the start stays (already gone). */
+	return end - start_ns > margin_ns ? end - margin_ns : start_ns;
 }
 
 int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t wait_ms, uint64_t *start,
@@ -357,6 +368,7 @@ int lkc_acquire_begin(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t w
 	/* A new hold gets a new fencing token; the store sets it now or on demand. */
 	hold->fence = -1;
 	hold->granted_ns = 0;
+	hold->margin_ns = 0;
 	hold->next[0] = hold->next[1] = 0;
 	hold->handed = 0;
 	return 1;
@@ -380,7 +392,7 @@ void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t tt
 	hold->mode = mode;
 	hold->pid = lkc_pid();
 	hold->forks = lkc_fork_count();
-	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms, hold->margin_ns) : 0;
 }
 
 void lkc_acquire_failed(lkc_store *store, lkc_hold *hold, int64_t wait_ms, uint64_t start, lkc_rc rc)
@@ -452,7 +464,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	rc = store->ops->refresh(store, hold, ttl_ms, err);
 	if (rc == LKC_OK) {
 		lkc_stats_add(store, LKC_STAT_REFRESHED);
-		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms) : 0;
+		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms, hold->margin_ns) : 0;
 		return rc;
 	}
 	lkc_stats_answer(store, hold, rc);

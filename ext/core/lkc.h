@@ -151,6 +151,9 @@ typedef struct lkc_hold {
 	int64_t next[2];         /* redis: the wake tickets a release is guessed to serve (the queue's head), 0 unknown */
 	int handed;              /* set by a store's acquire: a release handed this hold to us while we waited */
 	int gone_counted;        /* the stats counted this hold as expired or lost already */
+	uint64_t margin_ns;      /* set by a store's acquire and refresh: the hold counts as gone this much before its TTL ends (clock drift) */
+	struct lkc_hold *parts;  /* combined: one hold per member store (lkc_combined.c), NULL until first used */
+	int nparts;
 } lkc_hold;
 
 /* Initialises a hold for resource with a fresh owner token. */
@@ -194,6 +197,7 @@ typedef enum {
 	LKC_KIND_PGSQL,
 	LKC_KIND_MYSQL,
 	LKC_KIND_MEMCACHED,
+	LKC_KIND_COMBINED,
 	LKC_KINDS
 } lkc_kind;
 
@@ -487,10 +491,35 @@ void lkc_redis_config_free(lkc_redis_config *cfg);
 lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err);
 /* "host:port" or the socket path, for messages (never the password). */
 const char *lkc_redis_endpoint(const lkc_store *store);
+/* Whether store is a Redis store (lkc_redis_open). */
+int lkc_redis_is(const lkc_store *store);
+/* A Redis store's connect and command timeout. */
+int64_t lkc_redis_timeout_ms(const lkc_store *store);
+/*
+ * Raises the resource's fencing counter to floor while hold is the write hold
+ * on the Redis store (the combined store's tokens): LKC_OK, LKC_LOST when it
+ * is not ours, or an error.
+ */
+lkc_rc lkc_redis_fence_floor(lkc_store *store, lkc_hold *hold, int64_t floor, lkc_err *err);
 /* Closes every pooled persistent connection (module shutdown). */
 void lkc_redis_pool_shutdown(void);
 /* hiredis version, "major.minor.patch". */
 const char *lkc_redis_hiredis_version(void);
+
+/* --- combined store (lkc_combined.c): one lock over several independent Redis stores --- */
+/* The most member stores. */
+#define LKC_COMBINED_MAX 16
+/*
+ * Opens a store whose holds are taken on a majority of members (unanimous:
+ * all of them), side by side. Every member must be a Redis store, reaching a
+ * server no other member reaches; the combined store keeps a reference to each.
+ */
+lkc_rc lkc_combined_open(lkc_store **out, lkc_store *const *members, size_t n, int unanimous, lkc_err *err);
+/* How many members a hold needs. */
+int lkc_combined_quorum(const lkc_store *store);
+/* The clock drift allowance of a hold of ttl_ms: the hold counts as gone this much before its TTL ends. */
+int64_t lkc_combined_drift_ms(int64_t ttl_ms);
+/* --- end combined store --- */
 
 /*
  * The connection settings of the SQL stores, PostgreSQL and MySQL/MariaDB. Strings

@@ -538,6 +538,30 @@ static lkc_rc lkc_rs_server_id(lkc_store *store, char **id, size_t *len, lkc_err
 	return rc;
 }
 
+static const lkc_store_ops lkc_rs_ops;
+
+int lkc_redis_is(const lkc_store *store)
+{
+	return store->ops == &lkc_rs_ops;
+}
+
+int64_t lkc_redis_timeout_ms(const lkc_store *store)
+{
+	return ((const lkc_rs_store *) store)->cfg.timeout_ms;
+}
+
+lkc_rc lkc_redis_fence_floor(lkc_store *store, lkc_hold *hold, int64_t floor, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc;
+
+	LKC_RS_ENTER(s, &f, err);
+	rc = lkc_rs_floor_io(store, hold, floor, err);
+	lkc_rs_leave(s, &f);
+	return rc;
+}
+
 static const lkc_store_ops lkc_rs_ops = {
 	.name = "redis",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING,

@@ -663,6 +663,33 @@ lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err
 	return rc;
 }
 
+/* Raises the resource's fencing counter to floor while hold is our write hold (the combined store's tokens). */
+lkc_rc lkc_rs_floor_io(lkc_store *store, lkc_hold *hold, int64_t floor, lkc_err *err)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	char digits[24];
+	const char *args[2] = { hold->owner, digits };
+	size_t lens[2] = { hold->owner_len, 0 };
+	long long result = 0;
+	size_t key_len;
+	lkc_rs_op op;
+	char *key;
+	lkc_rc rc;
+
+	lens[1] = lkc_i64_str(digits, floor);
+	key = lkc_rs_lock_key(s, hold->resource, hold->resource_len, &key_len);
+	if (key == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	lkc_rs_op_start(s, &op);
+	rc = lkc_rs_eval_int(s, &op, LKC_RS_FLOOR, key, key_len, NULL, args, lens, 2, NULL, &result, err);
+	free(key);
+	if (rc == LKC_OK && result != 1) {
+		rc = lkc_rs_fail(s, err, LKC_LOST, "cannot raise the fencing counter: the write hold is not ours any more");
+	}
+	return rc;
+}
+
 /* Copies a reply string into b; 0, or -1 out of memory. */
 static int lkc_rs_bytes(lkc_bytes *b, const redisReply *r)
 {

@@ -53,7 +53,7 @@ typedef struct {
 
 enum {
 	LKC_RS_ACQUIRE, LKC_RS_RELEASE, LKC_RS_REFRESH, LKC_RS_CHECK, LKC_RS_FENCE, LKC_RS_FORCE, LKC_RS_WATCH,
-	LKC_RS_DELIVER, LKC_RS_DROP, LKC_RS_INSPECT, LKC_RS_NSCRIPTS
+	LKC_RS_DELIVER, LKC_RS_DROP, LKC_RS_INSPECT, LKC_RS_FLOOR, LKC_RS_NSCRIPTS
 };
 
 /* The scripts, by the enum above (lkc_redis_script.c). */
@@ -259,5 +259,6 @@ lkc_rc lkc_rs_is_locked_io(lkc_store *store, const char *resource, size_t len, i
 lkc_rc lkc_rs_force_release_io(lkc_store *store, const char *resource, size_t len, lkc_err *err);
 lkc_rc lkc_rs_fence_io(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc_err *err);
 lkc_rc lkc_rs_inspect_io(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
+lkc_rc lkc_rs_floor_io(lkc_store *store, lkc_hold *hold, int64_t floor, lkc_err *err);
 
 #endif

@@ -10,6 +10,7 @@
 # define _GNU_SOURCE
 #endif
 #include "lkc_redis_int.h"
+#include "lkc_fan.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -59,6 +60,10 @@ void lkc_rs_discard(lkc_rs_store *s)
  */
 static int lkc_rs_wait_fd(lkc_rs_store *s, int fd, short events, uint64_t deadline)
 {
+	if (lkc_fan_inside()) {
+		/* One of several calls side by side (the combined store): the fan waits for all at once. */
+		return lkc_fan_wait(fd, events, deadline);
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = events, .revents = 0 };
 		int64_t ms = lkc_ms_left(deadline);

@@ -1063,6 +1063,20 @@ static const char lkc_rs_fence_lua[] =
 static const char *const lkc_rs_fence_keys[] = { ":r", ":f", NULL };
 static const int lkc_rs_fence_lists = 0;
 
+/* ext/core/lua/floor.lua */
+static const char lkc_rs_floor_lua[] =
+	"local lock, fk = KEYS[1], KEYS[2]\n"
+	"local me, floor = ARGV[1], tonumber(ARGV[2])\n"
+	"if redis.call('GET', lock) ~= me then return 0 end\n"
+	"local f = tonumber(redis.call('GET', fk) or '0')\n"
+	"if f < floor then\n"
+	"\tredis.call('SET', fk, ARGV[2], 'KEEPTTL')\n"
+	"\tif redis.call('PTTL', fk) < 0 then redis.call('PEXPIRE', fk, 3600000) end\n"
+	"end\n"
+	"return 1\n";
+static const char *const lkc_rs_floor_keys[] = { ":f", NULL };
+static const int lkc_rs_floor_lists = 0;
+
 /* ext/core/lua/force.lua */
 static const char lkc_rs_force_lua[] =
 	"local lock, rd, q, qd, hd, ws, pk, fk, tk, mb, wl, fw, fl = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[12], KEYS[13]\n"
@@ -2243,6 +2257,6 @@ static const char *const lkc_rs_watch_keys[] = { ":q", ":h", ":fw", ":fl", NULL 
 static const int lkc_rs_watch_lists = 0;
 
 /* Every script, as X(NAME). */
-#define LKC_RS_EACH_SCRIPT(X) X(acquire) X(check) X(deliver) X(drop) X(fence) X(force) X(inspect) X(refresh) X(release) X(watch)
+#define LKC_RS_EACH_SCRIPT(X) X(acquire) X(check) X(deliver) X(drop) X(fence) X(floor) X(force) X(inspect) X(refresh) X(release) X(watch)
 
 #endif

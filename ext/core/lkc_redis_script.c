@@ -36,6 +36,7 @@ lkc_rs_lua lkc_rs_scripts[LKC_RS_NSCRIPTS] = {
 	[LKC_RS_DELIVER] = LKC_RS_LUA(deliver, "deliver"),
 	[LKC_RS_DROP] = LKC_RS_LUA(drop, "release"),
 	[LKC_RS_INSPECT] = LKC_RS_LUA(inspect, "inspect"),
+	[LKC_RS_FLOOR] = LKC_RS_LUA(floor, "fencing floor"),
 };
 
 /* Rotates x left by n bits. */
