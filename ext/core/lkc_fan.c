@@ -31,6 +31,24 @@
 # endif
 #endif
 
+/* AddressSanitizer follows the stack switches when told (its own tests, tests/core). */
+#if defined(__SANITIZE_ADDRESS__)
+# define LKC_FAN_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define LKC_FAN_ASAN 1
+# endif
+#endif
+#ifdef LKC_FAN_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+# define LKC_FAN_LEAVING(save, bottom, size) __sanitizer_start_switch_fiber((save), (bottom), (size))
+# define LKC_FAN_ARRIVED(save, bottom, size) __sanitizer_finish_switch_fiber((save), (bottom), (size))
+#else
+# define LKC_FAN_LEAVING(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
+# define LKC_FAN_ARRIVED(save, bottom, size) ((void) (save), (void) (bottom), (void) (size))
+#endif
+
 /* Each call's stack: enough for a connect with a name to resolve, and TLS. */
 #define LKC_FAN_STACK (256 * 1024)
 
@@ -49,6 +67,8 @@ typedef struct {
 	ucontext_t home;         /* the fan's own loop */
 	lkc_fan_call calls[LKC_FAN_MAX];
 	lkc_fan_call *current;
+	const void *home_bottom; /* the caller's stack, for AddressSanitizer */
+	size_t home_size;
 	lkc_fan_fn fn;
 	void *arg;
 	int started;             /* index of the call being started, for lkc_fan_start */
@@ -92,9 +112,12 @@ static void lkc_fan_start(void)
 	lkc_fan *fan = lkc_fan_now;
 	int i = fan->started;
 
+	LKC_FAN_ARRIVED(NULL, &fan->home_bottom, &fan->home_size);
 	fan->fn(fan->arg, i);
 	fan->calls[i].state = LKC_FAN_ENDED;
 	fan->current = NULL;
+	/* This stack is done with: nothing of it is kept. */
+	LKC_FAN_LEAVING(NULL, fan->home_bottom, fan->home_size);
 }
 
 int lkc_fan_inside(void)
@@ -112,16 +135,26 @@ int lkc_fan_wait(int fd, short events, uint64_t deadline)
 	call->events = events;
 	call->deadline = deadline;
 	fan->current = NULL;
-	swapcontext(&call->ctx, &fan->home);
+	{
+		void *save = NULL;
+
+		LKC_FAN_LEAVING(&save, fan->home_bottom, fan->home_size);
+		swapcontext(&call->ctx, &fan->home);
+		LKC_FAN_ARRIVED(save, &fan->home_bottom, &fan->home_size);
+	}
 	return call->ready;
 }
 
 /* Resumes call i until it waits or ends. */
 static void lkc_fan_resume(lkc_fan *fan, int i)
 {
+	void *save = NULL;
+
 	fan->current = &fan->calls[i];
 	fan->calls[i].state = LKC_FAN_READY;
+	LKC_FAN_LEAVING(&save, lkc_fan_stacks[i], LKC_FAN_STACK);
 	swapcontext(&fan->home, &fan->calls[i].ctx);
+	LKC_FAN_ARRIVED(save, NULL, NULL);
 }
 
 /* Runs the calls one after another: inside a fan (whose waits they share) or without stacks. */

@@ -463,6 +463,9 @@ static void holds_without_waiters(void)
 	CHECK(fence > 0);
 	lkc_hold_dispose(&c);
 	t_hold(&c);
+	/* The combined store's floor: raised while ours, refused for a hold that is not. */
+	CHECK_RC(lkc_redis_fence_floor(store, &a, fence + 10, &err), LKC_OK, &err);
+	CHECK_RC(lkc_redis_fence_floor(store, &c, fence + 20, &err), LKC_LOST, &err);
 	CHECK_RC(lkc_refresh(store, &a, 30000, &err), LKC_OK, &err);
 	CHECK_RC(lkc_refresh(store, &a, LKC_TTL_NONE, &err), LKC_OK, &err);
 	CHECK_RC(lkc_check(store, &a, &err), LKC_OK, &err);
