@@ -195,6 +195,12 @@ static void lkc_cb_member(void *arg, int i)
 				lkc_cb_part_forget(part);
 				part->unsure = 1;
 			}
+			if (part->unsure && m->ops->settle != NULL) {
+				/* What an earlier take or release this member did not answer may have left: ours, so given back first. */
+				m->ops->settle(m, part);
+				lkc_cb_part_forget(part);
+			}
+			part->unsure = 0;
 			lkc_cb_part_begin(part);
 			rc = m->ops->acquire(m, part, c->mode, c->ttl_ms, 0, err);
 			if (rc == LKC_OK) {
@@ -364,8 +370,10 @@ static void lkc_cb_order(const lkc_cb_store *s, const char *resource, size_t len
 /*
  * Gives back, everywhere at once, what a take that failed may have taken
  * (taken: the take's call, NULL for none). A member that failed in that take
- * is not asked again: its server did not answer within the timeout, and what
- * it may still run late expires with the TTL.
+ * is not asked again now: its server did not answer within the timeout. Its
+ * part stays unsure, and so does the hold: the hold's next take, or its
+ * release (a lock let go of), gives back first what that server may have
+ * run late.
  */
 static void lkc_cb_give_back(lkc_cb_store *s, lkc_hold *hold, const lkc_cb_call *taken)
 {
@@ -374,10 +382,8 @@ static void lkc_cb_give_back(lkc_cb_store *s, lkc_hold *hold, const lkc_cb_call 
 
 	lkc_cb_call_init(&c, s, hold, LKC_CB_GIVE_BACK);
 	for (int i = 0; i < s->n; i++) {
-		if (taken != NULL && lkc_rc_storage(taken->rc[i]) && hold->parts[i].mode == LKC_MODE_NONE) {
-			hold->parts[i].unsure = 0;
-		}
-		if (hold->parts[i].mode == LKC_MODE_NONE && !hold->parts[i].unsure) {
+		if ((hold->parts[i].mode == LKC_MODE_NONE && !hold->parts[i].unsure)
+			|| (taken != NULL && lkc_rc_storage(taken->rc[i]) && hold->parts[i].mode == LKC_MODE_NONE)) {
 			c.what[i] = LKC_CB_SKIP;
 		} else {
 			any = 1;
@@ -386,6 +392,10 @@ static void lkc_cb_give_back(lkc_cb_store *s, lkc_hold *hold, const lkc_cb_call 
 	if (any) {
 		c.early = 1;
 		lkc_cb_run(&c);
+	}
+	hold->unsure = 0;
+	for (int i = 0; i < s->n; i++) {
+		hold->unsure |= hold->parts[i].unsure;
 	}
 }
 
@@ -694,6 +704,7 @@ static lkc_rc lkc_cb_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 		return err->code;
 	}
 	lkc_cb_call_init(&c, s, hold, LKC_CB_FENCE);
+	c.early = 1;
 	lkc_cb_run(&c);
 	rc = lkc_cb_verdict(&c, "get a fencing token", err);
 	if (rc != LKC_OK) {
@@ -707,6 +718,7 @@ static lkc_rc lkc_cb_fence(lkc_store *store, lkc_hold *hold, int64_t *fence, lkc
 	/* Every member that gave a token (a majority) now counts from the greatest. */
 	lkc_cb_call_init(&c, s, hold, LKC_CB_FLOOR);
 	c.floor = top;
+	c.early = 1;
 	for (int i = 0; i < s->n; i++) {
 		if (hold->parts[i].fence < 0) {
 			c.what[i] = LKC_CB_SKIP;
