@@ -493,6 +493,12 @@ lkc_rc lkc_redis_open(lkc_store **out, lkc_redis_config *cfg, lkc_err *err);
 const char *lkc_redis_endpoint(const lkc_store *store);
 /* Whether store is a Redis store (lkc_redis_open). */
 int lkc_redis_is(const lkc_store *store);
+/*
+ * Whether two Redis stores of one server each name one address on one port:
+ * numeric addresses, localhost as the loopback. 0 when either cannot tell
+ * without a resolver (a host name, a socket, Sentinel, Cluster).
+ */
+int lkc_redis_same_address(const lkc_store *a, const lkc_store *b);
 /* A Redis store's connect and command timeout. */
 int64_t lkc_redis_timeout_ms(const lkc_store *store);
 /*

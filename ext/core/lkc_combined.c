@@ -833,11 +833,15 @@ static const lkc_store_ops lkc_cb_ops = {
 	.stats = &lkc_stats_of[LKC_KIND_COMBINED],
 };
 
-/* Whether two members reach one server: the same server as spelled (its place on it aside). */
+/*
+ * Whether two members reach one server: the same server as spelled (its place
+ * on it aside), or two names of one address (localhost and 127.0.0.1).
+ */
 static int lkc_cb_same_server(const lkc_store *a, const lkc_store *b)
 {
-	return a->ns_server_len > 0 && a->ns_server_len == b->ns_server_len
-		&& memcmp(a->ns, b->ns, a->ns_server_len) == 0;
+	return (a->ns_server_len > 0 && a->ns_server_len == b->ns_server_len
+		&& memcmp(a->ns, b->ns, a->ns_server_len) == 0)
+		|| lkc_redis_same_address(a, b);
 }
 
 lkc_rc lkc_combined_open(lkc_store **out, lkc_store *const *members, size_t n, int unanimous, lkc_err *err)

@@ -182,9 +182,11 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/un.h>
 
 #define LKC_RS_STR2(x) #x
@@ -543,6 +545,43 @@ static const lkc_store_ops lkc_rs_ops;
 int lkc_redis_is(const lkc_store *store)
 {
 	return store->ops == &lkc_rs_ops;
+}
+
+/* The loopback or numeric address host names (family and bytes), without a resolver; 0 when it names none such. */
+static int lkc_rs_host_address(const char *host, int *family, unsigned char out[16])
+{
+	if (strcasecmp(host, "localhost") == 0) {
+		/* Redis listens on both loopbacks when bound to localhost; either spelling reaches it. */
+		*family = AF_INET;
+		return inet_pton(AF_INET, "127.0.0.1", out) == 1;
+	}
+	if (inet_pton(AF_INET, host, out) == 1) {
+		*family = AF_INET;
+		return 1;
+	}
+	if (inet_pton(AF_INET6, host, out) == 1) {
+		static const unsigned char loopback6[16] = { [15] = 1 };
+
+		*family = AF_INET6;
+		if (memcmp(out, loopback6, 16) == 0) {
+			*family = AF_INET;
+			memset(out, 0, 16);
+			return inet_pton(AF_INET, "127.0.0.1", out) == 1;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+int lkc_redis_same_address(const lkc_store *a, const lkc_store *b)
+{
+	const lkc_redis_config *x = &((const lkc_rs_store *) a)->cfg, *y = &((const lkc_rs_store *) b)->cfg;
+	unsigned char ax[16] = { 0 }, ay[16] = { 0 };
+	int fx, fy;
+
+	return x->topology == LKC_REDIS_SINGLE && y->topology == LKC_REDIS_SINGLE && x->host != NULL && y->host != NULL
+		&& x->port == y->port && lkc_rs_host_address(x->host, &fx, ax) && lkc_rs_host_address(y->host, &fy, ay)
+		&& fx == fy && memcmp(ax, ay, sizeof(ax)) == 0;
 }
 
 int64_t lkc_redis_timeout_ms(const lkc_store *store)

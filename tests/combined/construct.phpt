@@ -38,6 +38,9 @@ if (class_exists(Lock\Store\PostgresStore::class)) {
 }
 attempt('same object', fn () => new Lock\Store\CombinedStore([$a, $b, $a]));
 attempt('same server', fn () => new Lock\Store\CombinedStore([$a, $b, $r(7001, 'prefix=other')]));
+attempt('localhost and its address', fn () => new Lock\Store\CombinedStore([$a, $b, new Lock\Store\RedisStore('redis://localhost:7002')]));
+attempt('IPv6 loopback and localhost', fn () => new Lock\Store\CombinedStore([new Lock\Store\RedisStore('redis://[::1]:7001'), $b, new Lock\Store\RedisStore('redis://localhost:7001')]));
+attempt('two loopback addresses', fn () => new Lock\Store\CombinedStore([$a, new Lock\Store\RedisStore('redis://127.0.0.2:7001'), $c]));
 attempt('same server, other db', fn () => new Lock\Store\CombinedStore([$a, $b, new Lock\Store\RedisStore('redis://127.0.0.1:7002/3')]));
 attempt('too many', fn () => new Lock\Store\CombinedStore(array_map($r, range(7001, 7017))));
 
@@ -81,6 +84,9 @@ semaphore: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($st
 pgsql table: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) store 1 is a PostgreSQL store: a combined store is made of Redis stores
 same object: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) stores 0 and 2 reach the same Redis server (127.0.0.1:7001): a majority must be of independent servers
 same server: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) stores 0 and 2 reach the same Redis server (127.0.0.1:7001): a majority must be of independent servers
+localhost and its address: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) stores 1 and 2 reach the same Redis server (localhost:7002): a majority must be of independent servers
+IPv6 loopback and localhost: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) stores 0 and 2 reach the same Redis server (localhost:7001): a majority must be of independent servers
+two loopback addresses: ok
 same server, other db: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) stores 1 and 2 reach the same Redis server (127.0.0.1:7002): a majority must be of independent servers
 too many: ValueError: Lock\Store\CombinedStore::__construct(): Argument #1 ($stores) must hold at most 16 stores
 bool(true)
