@@ -74,7 +74,7 @@ check() {
 	fi
 }
 
-redis_pid=""
+redis_pids=()
 php84_pid=""
 cleanup() {
 	# A PHP 8.4 root or build still going (the command ends early): its process group goes.
@@ -82,10 +82,13 @@ cleanup() {
 		kill -- -"$php84_pid" 2>/dev/null
 		wait "$php84_pid" 2>/dev/null
 	fi
-	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
-		kill "$redis_pid" 2>/dev/null
-		wait "$redis_pid" 2>/dev/null
-	fi
+	local rp
+	for rp in ${redis_pids[@]+"${redis_pids[@]}"}; do
+		if kill -0 "$rp" 2>/dev/null; then
+			kill "$rp" 2>/dev/null
+			wait "$rp" 2>/dev/null
+		fi
+	done
 	"$root/scripts/redis-topology.sh" stop "$work/topology"
 	"$root/scripts/pg-test-server.sh" stop "$work/pgsql" 2>/dev/null
 	"$root/scripts/my-test-server.sh" stop "$work/mysql" 2>/dev/null # MySQL store
@@ -165,16 +168,26 @@ if [ ${#only[@]} -eq 0 ]; then
 	record fuzz "$fuzz_pass" "$fuzz_fail" 0
 fi
 
-# A redis-server of our own on a free loopback port, for the phpt suite.
-port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-	--dir "$work" --logfile "$work/redis.log" &
-redis_pid=$!
-for _ in $(seq 1 100); do
-	redis-cli -p "$port" ping >/dev/null 2>&1 && break
-	sleep 0.05
+# Redis servers of our own on free loopback ports for the phpt suite: the first for every
+# Redis test, the other two with it for the combined store (LOCK_TEST_REDIS_PORT2, _PORT3).
+redis_pids=()
+redis_ports=()
+for n in 1 2 3; do
+	port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
+	log="$work/redis.log"
+	[ "$n" -gt 1 ] && log="$work/redis$n.log"
+	mkdir -p "$work/redis$n"
+	redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
+		--dir "$work/redis$n" --logfile "$log" &
+	redis_pids+=($!)
+	redis_ports+=("$port")
+	for _ in $(seq 1 100); do
+		redis-cli -p "$port" ping >/dev/null 2>&1 && break
+		sleep 0.05
+	done
 done
-export LOCK_TEST_REDIS_PORT=$port
+port=${redis_ports[0]}
+export LOCK_TEST_REDIS_PORT=$port LOCK_TEST_REDIS_PORT2=${redis_ports[1]} LOCK_TEST_REDIS_PORT3=${redis_ports[2]}
 audit_pid=""
 if [ "$key_audit" = 1 ]; then
 	make -s -C tests/core tools >"$work/key-audit-build.log" 2>&1 || { cat "$work/key-audit-build.log" >&2; exit 1; }

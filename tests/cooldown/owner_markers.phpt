@@ -55,5 +55,5 @@ lock_test_each_kind($kinds, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- redis, pgsql-table, mysql-table, memcached
+-- redis, combined, pgsql-table, mysql-table, memcached
 no owner passes for a cooldown, nor loses its hold to one

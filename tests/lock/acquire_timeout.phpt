@@ -31,7 +31,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($dir, $prefix)
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(false)
 bool(false)
 bool(false)

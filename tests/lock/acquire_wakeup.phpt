@@ -41,7 +41,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($dir, $prefix)
 echo "done\n";
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(false)
 bool(true)
 bool(true)

@@ -59,7 +59,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(true)
 bool(false)
@@ -68,7 +68,7 @@ bool(false)
 bool(true)
 bool(false)
 == autoRelease=false keeps the hold after the object is gone, until restoreLock() releases it
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(false)

@@ -46,7 +46,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(false)
@@ -56,7 +56,7 @@ bool(true)
 bool(true)
 bool(false)
 == two store objects on one backend and namespace conflict too; another namespace is independent
--- flock, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(false)
 bool(true)

@@ -71,7 +71,7 @@ NULL
 bool(false)
 NULL
 bool(true)
--- redis, pgsql-table, mysql-table, memcached
+-- redis, combined, pgsql-table, mysql-table, memcached
 expiring
 bool(false)
 NULL

@@ -55,7 +55,7 @@ bool(true)
 bool(true)
 int(1000)
 == the getters on every store: what was given, unchanged by a hold
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 bool(true)
 bool(true)

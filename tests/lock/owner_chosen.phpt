@@ -106,13 +106,13 @@ ValueError: Lock\Lock::__construct(): Argument #5 ($owner) must be 1 to 255 byte
 ValueError: Lock\Factory::createLock(): Argument #4 ($owner) must be 1 to 255 bytes long, 256 given
 TypeError: Lock\Lock::__construct(): Argument #5 ($owner) must be of type ?string, array given
 == chosen owners on every store
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 6 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 208 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 255 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 1 bytes: getOwner true, acquire true, same owner again false, blocking Lock\LockException (same owner), still held true, locked after release false
 == stores whose holds are not process-bound: restore by a chosen owner
--- redis, pgsql-table, mysql-table, memcached
+-- redis, combined, pgsql-table, mysql-table, memcached
 bool(true)
 bool(true)
 bool(false)

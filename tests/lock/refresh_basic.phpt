@@ -108,7 +108,7 @@ bool(true)
 Lock\LockException: not held
 Lock\LockException: not held
 bool(false)
--- redis, pgsql-table, mysql-table, memcached
+-- redis, combined, pgsql-table, mysql-table, memcached
 bool(true)
 bool(true)
 bool(true)

@@ -71,7 +71,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 - broken, nobody holds it
 bool(false)
 bool(false)

@@ -50,7 +50,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($cases, $dir, 
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 user_error
 child ok
 bool(true)

@@ -51,7 +51,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 bool(true)
 string(5) "inner"
 bool(true)

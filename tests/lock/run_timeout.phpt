@@ -29,7 +29,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind): void {
 });
 ?>
 --EXPECT--
--- flock, semaphore, redis, pgsql, pgsql-table, mysql, mysql-table, memcached
+-- flock, semaphore, redis, combined, pgsql, pgsql-table, mysql, mysql-table, memcached
 Lock\TimeoutException
 bool(true)
 bool(true)

@@ -85,7 +85,7 @@ bool(false)
 release: Lock\LostException
 acquired +5, failed +1, waited +1, timed_out +1, released +3, expired +1, lost +1, refreshed +1, wait_seconds grew
 the total moved the same: true
--- redis
+-- redis, combined
 - a take, a failed attempt, a timeout, a release
 bool(true)
 bool(false)
