@@ -390,7 +390,7 @@ static void lkc_cb_give_back(lkc_cb_store *s, lkc_hold *hold, const lkc_cb_call 
 		}
 	}
 	if (any) {
-		c.early = 1;
+		/* Every member asked answered a moment ago: all are waited for (each within its timeout). */
 		lkc_cb_run(&c);
 	}
 	hold->unsure = 0;

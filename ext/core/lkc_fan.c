@@ -1,6 +1,5 @@
 /*
- * Calls side by side (lkc_fan.h): each call a context (ucontext) on a stack
- * of its own, the fan a loop that resumes every call that can go on and polls
+ * Calls side by side (lkc_fan.h): each call a context on a stack of its own, the fan a loop that resumes every call that can go on and polls
  * the descriptors of those that wait, all at once.
  *
  * The stacks are mapped once per process and kept (LKC_FAN_STACK bytes and a
@@ -19,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -52,10 +52,99 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
 /* Each call's stack: enough for a connect with a name to resolve, and TLS. */
 #define LKC_FAN_STACK (256 * 1024)
 
+/*
+ * A context: where a stack was left. On x86-64, a switch saves the registers
+ * the ABI has callees keep (and the floating-point control words) on the
+ * stack it leaves, and is a dozen instructions; ucontext's swapcontext() makes
+ * two system calls for the signal mask each time, which no call here changes.
+ * Elsewhere, ucontext.
+ */
+#if defined(__x86_64__) && !defined(LKC_FAN_UCONTEXT)
+typedef struct {
+	void *sp;
+} lkc_fan_ctx;
+
+/* Saves the caller's registers on its stack, *from = its stack pointer, then resumes the stack at to. */
+void lkc_fan_switch(void **from, void *to);
+__asm__(
+	".text\n"
+	".p2align 4\n"
+	".type lkc_fan_switch, @function\n"
+	"lkc_fan_switch:\n"
+	"\tpushq %rbp\n"
+	"\tpushq %rbx\n"
+	"\tpushq %r12\n"
+	"\tpushq %r13\n"
+	"\tpushq %r14\n"
+	"\tpushq %r15\n"
+	"\tsubq $8, %rsp\n"
+	"\tstmxcsr (%rsp)\n"
+	"\tfnstcw 4(%rsp)\n"
+	"\tmovq %rsp, (%rdi)\n"
+	"\tmovq %rsi, %rsp\n"
+	"\tldmxcsr (%rsp)\n"
+	"\tfldcw 4(%rsp)\n"
+	"\taddq $8, %rsp\n"
+	"\tpopq %r15\n"
+	"\tpopq %r14\n"
+	"\tpopq %r13\n"
+	"\tpopq %r12\n"
+	"\tpopq %rbx\n"
+	"\tpopq %rbp\n"
+	"\tret\n"
+	".size lkc_fan_switch, .-lkc_fan_switch\n"
+	".section .note.GNU-stack,\"\",@progbits\n"
+	".text\n");
+
+/*
+ * A context that starts entry on the stack [stack, stack + size): the frame a
+ * switch would have left, returning into entry as if it had been called.
+ */
+static void lkc_fan_ctx_make(lkc_fan_ctx *ctx, char *stack, size_t size, void (*entry)(void))
+{
+	uintptr_t top = ((uintptr_t) stack + size) & ~(uintptr_t) 15;
+	uint64_t *frame = (uint64_t *) (top - 88);
+	uint32_t mxcsr;
+	uint16_t fpucw;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(fpucw));
+	memset(frame, 0, 88);
+	/* The control words, r15, r14, r13, r12, rbx, rbp, the return address (entry), entry's own (none). */
+	memcpy(frame, &mxcsr, 4);
+	memcpy((char *) frame + 4, &fpucw, 2);
+	frame[7] = (uint64_t) (uintptr_t) entry;
+	ctx->sp = frame;
+}
+
+static void lkc_fan_ctx_swap(lkc_fan_ctx *from, lkc_fan_ctx *to)
+{
+	lkc_fan_switch(&from->sp, to->sp);
+}
+#else
+typedef struct {
+	ucontext_t uc;
+} lkc_fan_ctx;
+
+static void lkc_fan_ctx_make(lkc_fan_ctx *ctx, char *stack, size_t size, void (*entry)(void))
+{
+	getcontext(&ctx->uc);
+	ctx->uc.uc_stack.ss_sp = stack;
+	ctx->uc.uc_stack.ss_size = size;
+	ctx->uc.uc_link = NULL;
+	makecontext(&ctx->uc, entry, 0);
+}
+
+static void lkc_fan_ctx_swap(lkc_fan_ctx *from, lkc_fan_ctx *to)
+{
+	swapcontext(&from->uc, &to->uc);
+}
+#endif
+
 typedef enum { LKC_FAN_READY, LKC_FAN_WAITING, LKC_FAN_ENDED } lkc_fan_state;
 
 typedef struct {
-	ucontext_t ctx;
+	lkc_fan_ctx ctx;
 	lkc_fan_state state;
 	int fd;
 	short events;
@@ -64,7 +153,7 @@ typedef struct {
 } lkc_fan_call;
 
 typedef struct {
-	ucontext_t home;         /* the fan's own loop */
+	lkc_fan_ctx home;        /* the fan's own loop */
 	lkc_fan_call calls[LKC_FAN_MAX];
 	lkc_fan_call *current;
 	const void *home_bottom; /* the caller's stack, for AddressSanitizer */
@@ -106,7 +195,7 @@ static char *lkc_fan_stack(int i)
 	return lkc_fan_stacks[i];
 }
 
-/* The entry of every call: runs it, marks it ended, and goes back to the fan's loop (uc_link). */
+/* The entry of every call: runs it, marks it ended, and goes back to the fan's loop for good. */
 static void lkc_fan_start(void)
 {
 	lkc_fan *fan = lkc_fan_now;
@@ -116,8 +205,10 @@ static void lkc_fan_start(void)
 	fan->fn(fan->arg, i);
 	fan->calls[i].state = LKC_FAN_ENDED;
 	fan->current = NULL;
-	/* This stack is done with: nothing of it is kept. */
+	/* This stack is done with: nothing of it is kept, and it is never resumed. */
 	LKC_FAN_LEAVING(NULL, fan->home_bottom, fan->home_size);
+	lkc_fan_ctx_swap(&fan->calls[i].ctx, &fan->home);
+	abort();
 }
 
 int lkc_fan_inside(void)
@@ -139,7 +230,7 @@ int lkc_fan_wait(int fd, short events, uint64_t deadline)
 		void *save = NULL;
 
 		LKC_FAN_LEAVING(&save, fan->home_bottom, fan->home_size);
-		swapcontext(&call->ctx, &fan->home);
+		lkc_fan_ctx_swap(&call->ctx, &fan->home);
 		LKC_FAN_ARRIVED(save, &fan->home_bottom, &fan->home_size);
 	}
 	return call->ready;
@@ -153,7 +244,7 @@ static void lkc_fan_resume(lkc_fan *fan, int i)
 	fan->current = &fan->calls[i];
 	fan->calls[i].state = LKC_FAN_READY;
 	LKC_FAN_LEAVING(&save, lkc_fan_stacks[i], LKC_FAN_STACK);
-	swapcontext(&fan->home, &fan->calls[i].ctx);
+	lkc_fan_ctx_swap(&fan->home, &fan->calls[i].ctx);
 	LKC_FAN_ARRIVED(save, NULL, NULL);
 }
 
@@ -195,11 +286,7 @@ void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, ui
 	for (int i = 0; i < n; i++) {
 		lkc_fan_call *call = &fan.calls[i];
 
-		getcontext(&call->ctx);
-		call->ctx.uc_stack.ss_sp = lkc_fan_stacks[i];
-		call->ctx.uc_stack.ss_size = LKC_FAN_STACK;
-		call->ctx.uc_link = &fan.home;
-		makecontext(&call->ctx, lkc_fan_start, 0);
+		lkc_fan_ctx_make(&call->ctx, lkc_fan_stacks[i], LKC_FAN_STACK, lkc_fan_start);
 		fan.started = i;
 		lkc_fan_resume(&fan, i);
 		if (call->state == LKC_FAN_ENDED) {

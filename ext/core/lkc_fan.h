@@ -36,8 +36,8 @@ typedef int (*lkc_fan_decided_fn)(void *arg);
  * after another.
  */
 void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, uint64_t deadline);
-#define LKC_FAN_GRACE_NS 500000
-#define LKC_FAN_GRACE_MAX_NS 2000000
+#define LKC_FAN_GRACE_NS 1000000
+#define LKC_FAN_GRACE_MAX_NS 5000000
 
 /* Whether the caller runs as a call of a fan. */
 int lkc_fan_inside(void);

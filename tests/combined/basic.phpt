@@ -12,11 +12,19 @@ $prefix = lock_test_prefix();
 $direct = array_map(fn ($s) => new Lock\Store\RedisStore($s->dsn('prefix=' . urlencode($prefix))), $servers);
 $combined = fn () => new Lock\Store\CombinedStore(array_map(fn ($s) => new Lock\Store\RedisStore($s->dsn('prefix=' . urlencode($prefix))), $servers));
 $store = $combined();
-$held = fn (string $r) => implode('', array_map(fn ($d) => $d->isLocked($r) ? '1' : '0', $direct));
+// Which servers hold the resource, once they say $want: a call goes on once a majority
+// answered, and what it sent the last server runs when that server reads it.
+$held = function (string $r, string $want) use ($direct): string {
+    $deadline = microtime(true) + 5.0;
+    do {
+        $now = implode('', array_map(fn ($d) => $d->isLocked($r) ? '1' : '0', $direct));
+    } while ($now !== $want && microtime(true) < $deadline && usleep(10000) === null);
+    return $now;
+};
 
 echo "-- a hold is on every server\n";
 $a = new Lock\Lock('a', $store, 10.0);
-var_dump($a->acquire(), $held('a'), $store->isLocked('a'));
+var_dump($a->acquire(), $held('a', '111'), $store->isLocked('a'));
 $left = $a->getRemainingLifetime();
 // The TTL less the clock drift allowance (10 s / 100 + 2 ms) and the time the acquire took.
 var_dump($left > 9.0 && $left <= 10.0 - 0.102);
@@ -25,7 +33,7 @@ var_dump($a->refresh(20.0), $a->getRemainingLifetime() > 19.0, $a->isAcquired())
 $info = $store->inspect('a');
 var_dump($info['held'], $info['mode'], $info['owners'] === [$a->getOwner()], $info['ttl'] > 19.0, $info['holders']);
 $a->release();
-var_dump($held('a'), $store->isLocked('a'), $store->inspect('a')['mode']);
+var_dump($held('a', '000'), $store->isLocked('a'), $store->inspect('a')['mode']);
 
 echo "-- a majority decides\n";
 // A hold on one server of three (somebody's partial take) does not make the resource locked...
@@ -33,12 +41,12 @@ $stray = new Lock\Lock('b', $direct[0], 10.0);
 $stray->acquire();
 var_dump($store->isLocked('b'), $store->inspect('b')['held']);
 $b = new Lock\Lock('b', $store, 10.0);
-var_dump($b->acquire(), $held('b'));
+var_dump($b->acquire(), $held('b', '111'));
 $b->release();
 // ...and two of three do.
 $stray2 = new Lock\Lock('b', $direct[1], 10.0);
 $stray2->acquire();
-var_dump($store->isLocked('b'), $store->inspect('b')['held'], (new Lock\Lock('b', $store, 10.0))->acquire(), $held('b'));
+var_dump($store->isLocked('b'), $store->inspect('b')['held'], (new Lock\Lock('b', $store, 10.0))->acquire(), $held('b', '110'));
 $stray->release();
 $stray2->release();
 
@@ -69,7 +77,7 @@ $d = new Lock\Lock('d', $store, 10.0);
 $d->acquire();
 var_dump($store->waitUntilFree('d', 0.05));
 $store->forceRelease('d');
-var_dump($held('d'), $store->waitUntilFree('d', 0.05), $d->isAcquired());
+var_dump($held('d', '000'), $store->waitUntilFree('d', 0.05), $d->isAcquired());
 
 echo "-- read holds\n";
 $r1 = new Lock\Lock('r', $store, 10.0);
@@ -85,7 +93,7 @@ echo "-- cooldown\n";
 $e = new Lock\Lock('e', $store, 10.0);
 $e->acquire();
 $e->release(0.3);
-var_dump($held('e'), $store->inspect('e')['mode'], (new Lock\Lock('e', $store, 10.0))->acquire());
+var_dump($held('e', '111'), $store->inspect('e')['mode'], (new Lock\Lock('e', $store, 10.0))->acquire());
 $start = hrtime(true);
 $e2 = new Lock\Lock('e', $store, 10.0);
 var_dump($e2->acquire(true, 5.0), (hrtime(true) - $start) / 1e9 > 0.2);
@@ -97,7 +105,7 @@ $f->acquire();
 $token = $f->getFencingToken();
 $factory = new Lock\Factory($combined(), 10.0);
 $g = $factory->restoreLock('f', $f->getOwner(), 30.0);
-var_dump($g->refresh(), $g->getFencingToken() > $token, $g->release(), $held('f'));
+var_dump($g->refresh(), $g->getFencingToken() > $token, $g->release(), $held('f', '000'));
 try {
     $f->release();
 } catch (Lock\ExpiredException $e) {
@@ -146,7 +154,7 @@ if ($pid === 0) {
 pcntl_waitpid($pid, $status);
 echo file_get_contents(sys_get_temp_dir() . "/lock-combined-fork-$prefix"), "\n";
 unlink(sys_get_temp_dir() . "/lock-combined-fork-$prefix");
-var_dump($p->isAcquired(), $held('p'));
+var_dump($p->isAcquired(), $held('p', '111'));
 $p->release();
 
 echo "-- counters\n";

@@ -62,6 +62,28 @@ static int t_started(void)
 	return 1;
 }
 
+/*
+ * How many servers hold key, once that many are want (or 5 s passed): a call
+ * goes on once a majority answered, and what it sent the last server runs
+ * when that server reads it.
+ */
+static int t_holding(const char *key, int want)
+{
+	uint64_t deadline = lkc_now_ns() + 5000000000ull;
+	int n;
+
+	for (;;) {
+		n = 0;
+		for (int i = 0; i < T_NSERVERS; i++) {
+			n += t_redis_int(&t_servers[i], "EXISTS %s", key) == 1;
+		}
+		if ((want ? n == T_NSERVERS : n == 0) || lkc_now_ns() > deadline) {
+			return n;
+		}
+		t_sleep_ms(10);
+	}
+}
+
 static double t_ms_since(uint64_t start)
 {
 	return (double) (lkc_now_ns() - start) / 1e6;
@@ -84,9 +106,7 @@ static void holds_on_a_majority(void)
 	lkc_hold_init(&a, "cb-a", 4, &err);
 	lkc_hold_init(&b, "cb-a", 4, &err);
 	CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
-	for (int i = 0; i < T_NSERVERS; i++) {
-		CHECK(t_redis_int(&t_servers[i], "EXISTS {cb-a}") == 1);
-	}
+	CHECK(t_holding("{cb-a}", 1) == T_NSERVERS);
 	/* The TTL less the drift allowance (100 + 2 ms) counts from before the take. */
 	CHECK(a.expires_ns > lkc_now_ns() + 9000000000ull && a.expires_ns <= lkc_now_ns() + 9898000000ull);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_BUSY, &err);
@@ -98,11 +118,16 @@ static void holds_on_a_majority(void)
 		CHECK(t_redis_int(&t_servers[i], "INCRBY {cb-a}:f 0") >= fence);
 	}
 	CHECK_RC(lkc_refresh(store, &a, 20000, &err), LKC_OK, &err);
-	CHECK(t_redis_int(&t_servers[0], "PTTL {cb-a}") > 19000);
-	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-	for (int i = 0; i < T_NSERVERS; i++) {
-		CHECK(t_redis_int(&t_servers[i], "EXISTS {cb-a}") == 0);
+	{
+		int extended = 0;
+
+		for (int i = 0; i < T_NSERVERS; i++) {
+			extended += t_redis_int(&t_servers[i], "PTTL {cb-a}") > 19000;
+		}
+		CHECK(extended >= 2);
 	}
+	CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
+	CHECK(t_holding("{cb-a}", 0) == 0);
 	/* One member counts far ahead: the next token still passes it. */
 	t_redis_int(&t_servers[2], "SET {cb-a}:f %lld", (long long) fence + 1000000);
 	CHECK_RC(lkc_acquire(store, &b, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
@@ -135,7 +160,7 @@ static void a_frozen_member_costs_nothing(void)
 		CHECK_RC(lkc_acquire(store, &a, LKC_MODE_EXCLUSIVE, 10000, 0, &err), LKC_OK, &err);
 		CHECK_RC(lkc_refresh(store, &a, 10000, &err), LKC_OK, &err);
 		CHECK_RC(lkc_release(store, &a, 0, &err), LKC_OK, &err);
-		/* Each call waits for the frozen one a grace of 2 ms at most, never its 2 s timeout. */
+		/* Each call waits for the frozen one a grace of 5 ms at most, never its 2 s timeout. */
 		CHECK(t_ms_since(start) < 1000);
 	}
 	/* Unanimous: the frozen member is needed, and fails within the timeout. */

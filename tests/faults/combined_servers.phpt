@@ -22,7 +22,14 @@ $stores = fn (bool $slow) => new Lock\Store\CombinedStore([
 ]);
 $store = $stores(false);
 $direct = array_map(fn ($s) => new Lock\Store\RedisStore($s->dsn($q)), $servers);
-$held = fn (string $r) => implode('', array_map(fn ($d) => $d->isLocked($r) ? '1' : '0', $direct));
+// Which servers hold the resource, once they say $want (see tests/combined/basic.phpt).
+$held = function (string $r, string $want) use ($direct): string {
+    $deadline = microtime(true) + 5.0;
+    do {
+        $now = implode('', array_map(fn ($d) => $d->isLocked($r) ? '1' : '0', $direct));
+    } while ($now !== $want && microtime(true) < $deadline && usleep(10000) === null);
+    return $now;
+};
 $tokens = [];
 // Well inside the 1 s timeout: a call that waited for the unanswering server would take all of it.
 $quick = 0.5;
@@ -32,7 +39,7 @@ $a = new Lock\Lock('a', $store, 30.0);
 $a->acquire();
 $tokens[] = $a->getFencingToken();
 $servers[0]->restart();
-var_dump($held('a'), $a->isAcquired(), $a->refresh(), (new Lock\Lock('a', $stores(false), 30.0))->acquire());
+var_dump($held('a', '011'), $a->isAcquired(), $a->refresh(), (new Lock\Lock('a', $stores(false), 30.0))->acquire());
 $servers[1]->restart();
 var_dump($a->isAcquired());
 lock_fault_call('refresh with two of three emptied', fn () => $a->refresh(), $timeout + LOCK_FAULT_SLACK, ['ExpiredException']);
