@@ -85,6 +85,7 @@ typedef struct {
 	int64_t delay_ms;
 	int64_t floor;
 	lkc_cb_what what[LKC_COMBINED_MAX];
+	lkc_mode before[LKC_COMBINED_MAX]; /* take: each part's mode before it (a conversion's), for a give-back */
 	lkc_rc rc[LKC_COMBINED_MAX];
 	lkc_err err[LKC_COMBINED_MAX];
 	int64_t value[LKC_COMBINED_MAX]; /* fence: the token; is_locked: 1 locked */
@@ -94,6 +95,7 @@ typedef struct {
 	int asked;               /* members taking part */
 	int done;                /* members that answered or failed */
 	int early;               /* the outcome may be decided before every member answered */
+	int deliver;             /* each member's command is written before the member may be given up */
 } lkc_cb_call;
 
 int64_t lkc_combined_drift_ms(int64_t ttl_ms)
@@ -190,8 +192,8 @@ static void lkc_cb_member(void *arg, int i)
 			c->rc[i] = LKC_OK;
 			return;
 		case LKC_CB_TAKE:
-			if (part->mode != LKC_MODE_NONE) {
-				/* Left from a release this member did not answer: what it holds, if anything, is given back later. */
+			if (c->hold->mode == LKC_MODE_NONE && part->mode != LKC_MODE_NONE) {
+				/* Left from a release this member did not answer: what it holds, if anything, is given back first. */
 				lkc_cb_part_forget(part);
 				part->unsure = 1;
 			}
@@ -201,6 +203,8 @@ static void lkc_cb_member(void *arg, int i)
 				lkc_cb_part_forget(part);
 			}
 			part->unsure = 0;
+			/* A conversion (the hold is held) converts each part it has: read to write, write to read. */
+			c->before[i] = part->mode;
 			lkc_cb_part_begin(part);
 			rc = m->ops->acquire(m, part, c->mode, c->ttl_ms, 0, err);
 			if (rc == LKC_OK) {
@@ -211,6 +215,16 @@ static void lkc_cb_member(void *arg, int i)
 			rc = m->ops->refresh(m, part, c->ttl_ms, err);
 			break;
 		case LKC_CB_GIVE_BACK:
+			if (c->before[i] != LKC_MODE_NONE) {
+				/* A failed conversion: the part goes back to the mode it had. */
+				if (part->mode != LKC_MODE_NONE && part->mode != c->before[i]) {
+					lkc_cb_part_begin(part);
+					if (m->ops->acquire(m, part, c->before[i], c->ttl_ms, 0, err) == LKC_OK) {
+						lkc_cb_part_taken(part, c->before[i]);
+					}
+				}
+				break;
+			}
 			if (part->mode != LKC_MODE_NONE) {
 				(void) m->ops->release(m, part, 0, err);
 			} else if (part->unsure && m->ops->settle != NULL) {
@@ -284,12 +298,14 @@ static void lkc_cb_call_init(lkc_cb_call *c, lkc_cb_store *s, lkc_hold *hold, lk
 	c->seen = NULL;
 	c->yes = c->no = c->asked = c->done = 0;
 	c->early = 0;
+	c->deliver = what == LKC_CB_RELEASE || what == LKC_CB_GIVE_BACK || what == LKC_CB_FORCE;
 	if (hold != NULL) {
 		c->resource = hold->resource;
 		c->len = hold->resource_len;
 	}
 	for (int i = 0; i < s->n; i++) {
 		c->what[i] = what;
+		c->before[i] = LKC_MODE_NONE;
 		c->rc[i] = LKC_OK;
 		c->value[i] = -1;
 	}
@@ -303,7 +319,8 @@ static void lkc_cb_run(lkc_cb_call *c)
 		c->asked += c->what[i] != LKC_CB_SKIP;
 	}
 	/* No member's retries (a reconnect, a second look) make the call outlast the longest timeout. */
-	lkc_fan_run(c->s->n, lkc_cb_member, lkc_cb_decided, c, lkc_now_ns() + (uint64_t) c->s->timeout_ms * 1000000u);
+	lkc_fan_run(c->s->n, lkc_cb_member, lkc_cb_decided, c, lkc_now_ns() + (uint64_t) c->s->timeout_ms * 1000000u,
+		c->deliver);
 }
 
 /* Whether member i answered (yes or no), as opposed to failing. */
@@ -381,9 +398,14 @@ static void lkc_cb_give_back(lkc_cb_store *s, lkc_hold *hold, const lkc_cb_call 
 	int any = 0;
 
 	lkc_cb_call_init(&c, s, hold, LKC_CB_GIVE_BACK);
+	if (taken != NULL) {
+		memcpy(c.before, taken->before, sizeof(c.before));
+		c.ttl_ms = taken->ttl_ms;
+	}
 	for (int i = 0; i < s->n; i++) {
 		if ((hold->parts[i].mode == LKC_MODE_NONE && !hold->parts[i].unsure)
-			|| (taken != NULL && lkc_rc_storage(taken->rc[i]) && hold->parts[i].mode == LKC_MODE_NONE)) {
+			|| (taken != NULL && lkc_rc_storage(taken->rc[i]) && hold->parts[i].mode == LKC_MODE_NONE)
+			|| (c.before[i] != LKC_MODE_NONE && hold->parts[i].mode == c.before[i])) {
 			c.what[i] = LKC_CB_SKIP;
 		} else {
 			any = 1;
@@ -468,6 +490,8 @@ static lkc_rc lkc_cb_take_after(lkc_cb_store *s, lkc_hold *hold, int first, lkc_
 	lkc_cb_call c;
 	lkc_rc rc;
 
+	lkc_mode before = part->mode;
+
 	lkc_cb_part_begin(part);
 	rc = m->ops->acquire(m, part, mode, ttl_ms, wait_ms, err);
 	if (rc != LKC_OK) {
@@ -477,6 +501,7 @@ static lkc_rc lkc_cb_take_after(lkc_cb_store *s, lkc_hold *hold, int first, lkc_
 	lkc_cb_part_taken(part, mode);
 	start = lkc_now_ns();
 	lkc_cb_call_init(&c, s, hold, LKC_CB_TAKE);
+	c.before[first] = before;
 	c.what[first] = ttl_ms == LKC_TTL_NONE ? LKC_CB_SKIP : LKC_CB_RENEW;
 	if (c.what[first] == LKC_CB_SKIP) {
 		c.yes = 1;

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -150,6 +151,7 @@ typedef struct {
 	short events;
 	uint64_t deadline;
 	int ready;               /* what lkc_fan_wait answers when resumed */
+	int protect;             /* not given up at the decision: what it delivers is not written yet */
 } lkc_fan_call;
 
 typedef struct {
@@ -161,7 +163,8 @@ typedef struct {
 	lkc_fan_fn fn;
 	void *arg;
 	int started;             /* index of the call being started, for lkc_fan_start */
-	uint64_t cutoff;         /* waits end by then: the fan's deadline, or decided and the grace gone (0: none) */
+	uint64_t deadline;       /* no wait lasts longer (0: none) */
+	uint64_t cutoff;         /* waits end by then: the deadline, or decided and the grace gone (0: none) */
 	int decided;
 } lkc_fan;
 
@@ -216,6 +219,34 @@ int lkc_fan_inside(void)
 	return lkc_fan_now != NULL && lkc_fan_now->current != NULL;
 }
 
+void lkc_fan_sent(void)
+{
+	if (lkc_fan_inside()) {
+		lkc_fan_now->current->protect = 0;
+	}
+}
+
+/* When a waiting call's wait ends: its own deadline, or the fan's (the cutoff, unless it still delivers). */
+static uint64_t lkc_fan_end(const lkc_fan *fan, const lkc_fan_call *call)
+{
+	uint64_t fan_end = call->protect ? fan->deadline : fan->cutoff;
+
+	return call->deadline == 0 ? fan_end : (fan_end == 0 || fan_end > call->deadline ? call->deadline : fan_end);
+}
+
+int lkc_fan_given_up(void)
+{
+	if (!lkc_fan_inside()) {
+		return 0;
+	}
+	{
+		/* The fan's own end, not the call's last wait's: a call may wait again with a deadline of its own. */
+		uint64_t end = lkc_fan_now->current->protect ? lkc_fan_now->deadline : lkc_fan_now->cutoff;
+
+		return end != 0 && lkc_now_ns() >= end;
+	}
+}
+
 int lkc_fan_wait(int fd, short events, uint64_t deadline)
 {
 	lkc_fan *fan = lkc_fan_now;
@@ -262,7 +293,7 @@ static uint64_t lkc_fan_earlier(uint64_t a, uint64_t b)
 	return a == 0 ? b : (b == 0 || b > a ? a : b);
 }
 
-void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, uint64_t deadline)
+void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, uint64_t deadline, int deliver)
 {
 	lkc_fan fan;
 	uint64_t start = lkc_now_ns();
@@ -281,12 +312,14 @@ void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, ui
 	memset(&fan, 0, sizeof(fan));
 	fan.fn = fn;
 	fan.arg = arg;
+	fan.deadline = deadline;
 	fan.cutoff = deadline;
 	lkc_fan_now = &fan;
 	for (int i = 0; i < n; i++) {
 		lkc_fan_call *call = &fan.calls[i];
 
 		lkc_fan_ctx_make(&call->ctx, lkc_fan_stacks[i], LKC_FAN_STACK, lkc_fan_start);
+		call->protect = deliver;
 		fan.started = i;
 		lkc_fan_resume(&fan, i);
 		if (call->state == LKC_FAN_ENDED) {
@@ -296,8 +329,8 @@ void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, ui
 	while (left > 0) {
 		struct pollfd pfd[LKC_FAN_MAX];
 		int at[LKC_FAN_MAX], npfd = 0;
-		uint64_t now, until = 0;
-		int64_t ms;
+		uint64_t now, until = 0, wait_ns;
+		struct timespec ts;
 
 		if (!fan.decided && decided != NULL && decided(arg)) {
 			uint64_t took = lkc_now_ns() - start;
@@ -310,14 +343,18 @@ void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, ui
 			if (fan.calls[i].state == LKC_FAN_WAITING) {
 				pfd[npfd] = (struct pollfd) { .fd = fan.calls[i].fd, .events = fan.calls[i].events, .revents = 0 };
 				at[npfd++] = i;
-				until = lkc_fan_earlier(until, lkc_fan_earlier(fan.calls[i].deadline, fan.cutoff));
+				until = lkc_fan_earlier(until, lkc_fan_end(&fan, &fan.calls[i]));
 			}
 		}
-		ms = until == 0 ? 60000 : lkc_ms_left(until);
-		if (until != 0 && ms == 0 && lkc_now_ns() < until) {
-			ms = 1;
+		now = lkc_now_ns();
+		/* ppoll: a grace of a millisecond is not rounded up to two. */
+		wait_ns = until == 0 ? 60000000000ull : until > now ? until - now : 0;
+		if (wait_ns > 60000000000ull) {
+			wait_ns = 60000000000ull;
 		}
-		if (poll(pfd, (nfds_t) npfd, ms > 60000 ? 60000 : (int) ms) < 0 && errno != EINTR) {
+		ts.tv_sec = (time_t) (wait_ns / 1000000000u);
+		ts.tv_nsec = (long) (wait_ns % 1000000000u);
+		if (ppoll(pfd, (nfds_t) npfd, &ts, NULL) < 0 && errno != EINTR) {
 			/* Nothing to wait on that poll() takes: every waiting call gives up as timed out. */
 			for (int k = 0; k < npfd; k++) {
 				pfd[k].revents = 0;
@@ -327,7 +364,7 @@ void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, ui
 		now = lkc_now_ns();
 		for (int k = 0; k < npfd; k++) {
 			lkc_fan_call *call = &fan.calls[at[k]];
-			uint64_t end = lkc_fan_earlier(call->deadline, fan.cutoff);
+			uint64_t end = lkc_fan_end(&fan, call);
 
 			if (pfd[k].revents != 0) {
 				call->ready = 1;

@@ -31,16 +31,22 @@ typedef int (*lkc_fan_decided_fn)(void *arg);
  * waiting get a grace as long again as the decision took (at least
  * LKC_FAN_GRACE_NS, at most LKC_FAN_GRACE_MAX_NS), then see their deadlines
  * pass: they end as timed out. No wait lasts past deadline (lkc_now_ns(); 0
- * none), however many exchanges a call makes.
+ * none), however many exchanges a call makes. With deliver, a call is given
+ * up only once what it sends is written (lkc_fan_sent): a release must reach
+ * its server, however late it answers.
  * Inside a fan's call, or when a stack cannot be had, the calls run one
  * after another.
  */
-void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, uint64_t deadline);
+void lkc_fan_run(int n, lkc_fan_fn fn, lkc_fan_decided_fn decided, void *arg, uint64_t deadline, int deliver);
 #define LKC_FAN_GRACE_NS 1000000
 #define LKC_FAN_GRACE_MAX_NS 5000000
 
 /* Whether the caller runs as a call of a fan. */
 int lkc_fan_inside(void);
+/* From a fan's call: what it had to deliver is written (see lkc_fan_run); a no-op elsewhere. */
+void lkc_fan_sent(void);
+/* Whether the caller is a call of a fan that no longer waits for it: it should give up, not retry. */
+int lkc_fan_given_up(void);
 
 /*
  * From a fan's call: waits until fd is ready for events (POLLIN, POLLOUT) or

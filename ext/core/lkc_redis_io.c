@@ -39,7 +39,8 @@ void lkc_rs_op_start(const lkc_rs_store *s, lkc_rs_op *op)
 /* Whether a failed command may be recovered by one reconnect within the operation's budget. */
 int lkc_rs_may_recover(const lkc_rs_op *op, lkc_rc rc)
 {
-	return rc == LKC_ERR_IO && op->sent && !op->recovered && lkc_ms_left(op->deadline) > 0;
+	/* Not in a combined call that no longer waits for this server: another connection would only be closed again. */
+	return rc == LKC_ERR_IO && op->sent && !op->recovered && lkc_ms_left(op->deadline) > 0 && !lkc_fan_given_up();
 }
 
 /* Drops the store's connection; the next operation connects anew. */
@@ -268,6 +269,10 @@ lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, i
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
 	}
+	if (!s->login) {
+		/* Written: a combined call that delivers (a release) may now give this server up. */
+		lkc_fan_sent();
+	}
 	sent = !lkc_rconn_buffered(conn);
 	if (ping) {
 		redisReply *pong;
@@ -442,7 +447,9 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 		}
 		return LKC_OK;
 	}
+	s->login = 1;
 	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
+	s->login = 0;
 	if (rc != LKC_OK) {
 		return rc;
 	}
@@ -565,6 +572,9 @@ lkc_rc lkc_rs_use(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_peer peer, lk
 	}
 	if (s->conn != NULL && s->conn_node == node) {
 		return LKC_OK;
+	}
+	if (lkc_fan_given_up()) {
+		return lkc_rs_fail(s, err, LKC_ERR_IO, "given up by a combined call that a majority of servers answered");
 	}
 	if (s->topo.kind != LKC_REDIS_SINGLE) {
 		lkc_rs_shelve(s);

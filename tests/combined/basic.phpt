@@ -88,6 +88,13 @@ $r1->release();
 $r2->release();
 var_dump($w->acquire());
 $w->release();
+// A reader becomes the writer once alone, and goes back to reading.
+var_dump($r1->acquireRead(), $r2->acquireRead(), $r1->acquire(), $r1->isAcquired(), $store->inspect('r')['mode']);
+$r2->release();
+var_dump($r1->acquire(), $store->inspect('r')['mode'], $r2->acquireRead(), $r1->acquireRead(), $r2->acquireRead(),
+    $store->inspect('r')['mode']);
+$r1->release();
+$r2->release();
 
 echo "-- cooldown\n";
 $e = new Lock\Lock('e', $store, 10.0);
@@ -206,6 +213,17 @@ bool(false)
 string(4) "read"
 int(2)
 bool(true)
+bool(true)
+bool(true)
+bool(false)
+bool(true)
+string(4) "read"
+bool(true)
+string(5) "write"
+bool(false)
+bool(true)
+bool(true)
+string(4) "read"
 -- cooldown
 string(3) "111"
 string(8) "cooldown"
