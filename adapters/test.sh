@@ -10,9 +10,10 @@
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
 # instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
 # (built with scripts/build.sh) and talk to a redis-server of our own on a free loopback port,
-# unless LOCK_TEST_REDIS_PORT names one already running, and to a PostgreSQL and a MariaDB of
-# our own (scripts/pg-test-server.sh, scripts/my-test-server.sh) unless LOCK_TEST_PGSQL_DSN and
-# LOCK_TEST_MYSQL_DSN name running ones.
+# unless LOCK_TEST_REDIS_PORT names one already running, to three more for the combined store
+# (LOCK_TEST_REDLOCK_DSN, redlock://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3, unless it names
+# running ones), and to a PostgreSQL and a MariaDB of our own (scripts/pg-test-server.sh,
+# scripts/my-test-server.sh) unless LOCK_TEST_PGSQL_DSN and LOCK_TEST_MYSQL_DSN name running ones.
 #
 #
 # An adapter with an executable tests/app.sh also runs its README's install and configuration
@@ -29,12 +30,14 @@ passed=0
 failed=0
 skipped=0
 
-redis_pid=""
+redis_pids=""
 cleanup() {
-	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
-		kill "$redis_pid" 2>/dev/null
-		wait "$redis_pid" 2>/dev/null
-	fi
+	for pid in $redis_pids; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+		fi
+	done
 	[ -d "$work/pgsql" ] && "$root/scripts/pg-test-server.sh" stop "$work/pgsql" >/dev/null 2>&1
 	[ -d "$work/mysql" ] && "$root/scripts/my-test-server.sh" stop "$work/mysql" >/dev/null 2>&1
 	rm -rf "$work"
@@ -59,19 +62,33 @@ for tool in composer php; do
 	command -v "$tool" >/dev/null || { echo "test: $tool is not installed" >&2; failed=1; finish; }
 done
 
-if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
+# Starts a redis-server of our own on a free loopback port, and sets $port to it.
+start_redis() {
 	command -v redis-server >/dev/null || { echo "test: redis-server is not installed" >&2; failed=1; finish; }
 	port=$(php -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo parse_url("tcp://" . stream_socket_get_name($s, false), PHP_URL_PORT);')
 	redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no \
-		--dir "$work" --logfile "$work/redis.log" &
-	redis_pid=$!
+		--dir "$work" --logfile "$work/redis-$port.log" &
+	redis_pids="$redis_pids $!"
 	for _ in $(seq 1 100); do
 		php -r '$s = @fsockopen("127.0.0.1", (int) $argv[1]); if (!$s) exit(1); fwrite($s, "PING\r\n"); exit(fgets($s) === "+PONG\r\n" ? 0 : 1);' "$port" && break
 		sleep 0.05
 	done
+}
+
+if [ -z "${LOCK_TEST_REDIS_PORT:-}" ]; then
+	start_redis
 	LOCK_TEST_REDIS_PORT=$port
 fi
-export LOCK_TEST_REDIS_PORT
+# Three independent servers, one combined store (Lock\Store\CombinedStore) over them.
+if [ -z "${LOCK_TEST_REDLOCK_DSN:-}" ]; then
+	hosts=""
+	for _ in 1 2 3; do
+		start_redis
+		hosts="$hosts${hosts:+,}127.0.0.1:$port"
+	done
+	LOCK_TEST_REDLOCK_DSN="redlock://$hosts"
+fi
+export LOCK_TEST_REDIS_PORT LOCK_TEST_REDLOCK_DSN
 export LOCK_TEST_EXT="$ext"
 
 # A PostgreSQL and a MariaDB of our own for the suites' pgsql and mysql cases, unless

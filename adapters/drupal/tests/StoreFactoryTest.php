@@ -30,6 +30,31 @@ final class StoreFactoryTest extends TestCase
         self::assertInstanceOf(Store\FlockStore::class, StoreFactory::fromSettings(['dsn' => Env::dsn('flock')])->getStore());
     }
 
+    /** A redlock:// DSN: one combined store over three Redis servers, for both services. */
+    public function testARedlockDsnGivesTheCombinedStore(): void
+    {
+        $settings = new Settings(['lock_ext' => ['dsn' => Env::dsn('redlock')]]);
+        $factory = StoreFactory::fromSettings($settings);
+        self::assertInstanceOf(Store\CombinedStore::class, $factory->getStore());
+
+        $name = Env::name();
+        $request = new LockBackend($factory);
+        $other = new LockBackend(StoreFactory::fromSettings($settings));
+        self::assertTrue($request->acquire($name));
+        self::assertFalse($other->acquire($name));
+        self::assertFalse($other->lockMayBeAvailable($name));
+        $request->release($name);
+        self::assertTrue($other->acquire($name));
+        $other->release($name);
+        self::assertFalse($factory->getStore()->isLocked($name));
+
+        $persistent = new PersistentLockBackend($factory);
+        self::assertTrue($persistent->acquire($name));
+        self::assertFalse($request->acquire($name));
+        $persistent->release($name);
+        self::assertFalse($factory->getStore()->isLocked($name));
+    }
+
     public static function badSettings(): array
     {
         return [

@@ -30,6 +30,22 @@ final class RedisLockTest extends LockTestCase
         StoreFactory::create(['connection' => 'missing'], []);
     }
 
+    /** A redlock:// "dsn": the combined store, one hold over three Redis servers. */
+    public function testConfiguredWithARedlockDsn(): void
+    {
+        Support\App::boot('redlock');
+        self::assertInstanceOf(\Lock\Store\CombinedStore::class, $this->native());
+        $lock = Cache::lock($this->name, 10);
+        self::assertTrue($lock->get());
+        self::assertTrue($this->native()->isLocked($this->name));
+        self::assertFalse(Cache::lock($this->name, 10)->get());
+        self::assertTrue($lock->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+        $next = Cache::lock($this->name, 10);
+        self::assertTrue($next->get());
+        self::assertTrue($next->release());
+    }
+
     public function testAStoreDecoratingItselfIsRefused(): void
     {
         $config = \Illuminate\Container\Container::getInstance()->make('config');

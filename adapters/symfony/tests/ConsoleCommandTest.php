@@ -17,8 +17,8 @@ use Symfony\Component\Lock\LockFactory;
 /**
  * bin/console lock:inspect and lock:release, registered by the bundle, run through a console
  * Application over a real kernel whose framework.lock has the extension's Redis store (default,
- * and the resource "invoices"), its flock store ("files") and Symfony's own FlockStore ("symfony");
- * and the logger the bundle gives the stores.
+ * and the resource "invoices"), its flock store ("files"), its combined store over three Redis
+ * servers ("redlock") and Symfony's own FlockStore ("symfony"); and the logger the bundle gives the stores.
  */
 final class ConsoleCommandTest extends TestCase
 {
@@ -152,6 +152,27 @@ final class ConsoleCommandTest extends TestCase
         $lock->release();
     }
 
+    public function testInspectAndReleaseOnTheCombinedStoreOfARedlockDsn(): void
+    {
+        $native = Stores::create('redlock', $this->prefix);
+        $factory = new LockFactory(new \Lock\Adapter\Symfony\ExtensionStore($native));
+        $lock = $factory->createLock($this->name, 60.0);
+        self::assertTrue($lock->acquire());
+        $owner = $native->inspect($this->name)['owners'][0];
+
+        $tester = $this->console(['command' => 'lock:inspect', 'name' => $this->name, '--store' => 'redlock', '--format' => 'json']);
+        self::assertSame(0, $tester->getStatusCode(), $tester->getErrorOutput());
+        $state = json_decode($tester->getDisplay(), true, 512, JSON_THROW_ON_ERROR);
+        self::assertTrue($state['held']);
+        self::assertSame('write', $state['mode']);
+        self::assertSame([$owner], $state['owners']);
+
+        $tester = $this->console(['command' => 'lock:release', 'name' => $this->name, '--store' => 'redlock', '--force' => true]);
+        self::assertSame(0, $tester->getStatusCode(), $tester->getErrorOutput());
+        self::assertFalse($lock->isAcquired(), 'broken on every server');
+        self::assertTrue($factory->createLock($this->name)->acquire());
+    }
+
     public function testReleaseWithForceBreaksTheHoldAndPrintsItAsJson(): void
     {
         $lock = $this->factory()->createLock($this->name, 60.0);
@@ -254,6 +275,7 @@ final class ConsoleCommandTest extends TestCase
                 'default' => 'lock:' . Stores::redisDsn() . '?prefix=' . $this->prefix,
                 'invoices' => 'lock:' . Stores::redisDsn() . '?prefix=' . $this->prefix . 'invoices:',
                 'files' => 'lock:flock://' . $this->directory . '/flock',
+                'redlock' => 'lock:' . Stores::redlockDsn() . '?prefix=' . $this->prefix,
                 'symfony' => 'flock',
             ], $this->directory, 't' . bin2hex(random_bytes(4)));
             $this->kernel->boot();

@@ -110,6 +110,23 @@ final class FrameworkLockTest extends TestCase
         self::assertFalse($this->native()->isLocked('nightly'));
     }
 
+    public function testARedlockDsnIsOneStoreOverEveryServer(): void
+    {
+        $factory = $this->service($this->boot('lock:' . Stores::redlockDsn() . '?prefix=' . $this->prefix), 'lock.factory');
+        $store = self::storeOf($factory);
+        self::assertInstanceOf(ExtensionStore::class, $store, 'the extension\'s CombinedStore, not Symfony\'s');
+        self::assertInstanceOf(\Lock\Store\CombinedStore::class, $store->getStore());
+
+        $lock = $factory->createLock('nightly');
+        self::assertTrue($lock->acquire());
+        foreach (Stores::redlockHosts() as $host) {
+            self::assertTrue((new \Lock\Store\RedisStore('redis://' . $host, ['prefix' => $this->prefix]))->isLocked('nightly'), "held on $host");
+        }
+        self::assertFalse($factory->createLock('nightly')->acquire());
+        $lock->release();
+        self::assertFalse(Stores::create('redlock', $this->prefix)->isLocked('nightly'));
+    }
+
     public function testOtherDsnsGoToSymfonysOwnStoreFactoryUnchanged(): void
     {
         $factory = $this->service($this->boot('flock'), 'lock.factory');

@@ -8,17 +8,21 @@ use Lock\Adapter\Symfony\ExtensionStore;
 use Lock\Adapter\Symfony\KeyState;
 use Lock\Adapter\TestSupport\PhpChild as Child;
 use Lock\Adapter\Symfony\Tests\Support\Stores;
+use Lock\Adapter\Symfony\Tests\Support\SymfonyStoreTestCase;
 use Lock\Store;
-use PHPUnit\Framework\TestCase;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Key;
 use Symfony\Component\Lock\Lock;
 use Symfony\Component\Lock\LockFactory;
+use Symfony\Component\Lock\PersistingStoreInterface;
 
-/** What ExtensionStore must do on every store of the extension, through Symfony's own Lock. */
-abstract class StoreTestCase extends TestCase
+/**
+ * What ExtensionStore must do on every store of the extension, through Symfony's own Lock; and,
+ * on symfony/lock 7.4, Symfony's own store tests (its AbstractStoreTestCase) over it.
+ */
+abstract class StoreTestCase extends SymfonyStoreTestCase
 {
     protected Store $native;
     protected ExtensionStore $store;
@@ -33,6 +37,12 @@ abstract class StoreTestCase extends TestCase
         $this->store = new ExtensionStore($this->native);
         $this->factory = new LockFactory($this->store);
         $this->resource = 'sf-' . bin2hex(random_bytes(8));
+    }
+
+    /** The store Symfony's own store tests run on. */
+    protected function getStore(): PersistingStoreInterface
+    {
+        return $this->store;
     }
 
     public function testImplementsSymfonysStoreInterfaces(): void
@@ -123,6 +133,84 @@ abstract class StoreTestCase extends TestCase
         $reader1->release();
         self::assertTrue($writer->acquire());
         $writer->release();
+    }
+
+    /** Read and write holds of Keys saved on the store itself, as Symfony's SharedLockStoreInterface stores keep them. */
+    public function testReadAndWriteKeysAtTheStoreLevel(): void
+    {
+        [$reader1, $reader2, $writer] = [new Key($this->resource), new Key($this->resource), new Key($this->resource)];
+        $conflicts = function (callable $save, string $what): void {
+            try {
+                $save();
+                self::fail($what);
+            } catch (LockConflictedException) {
+            }
+        };
+
+        $this->store->saveRead($reader1);
+        if (!$this->native->supports(Store::SHARED)) {
+            // A read hold is an exclusive one here.
+            $conflicts(fn () => $this->store->saveRead($reader2), 'a second reader on a store without shared holds');
+            self::assertTrue($this->store->exists($reader1));
+            self::assertFalse($this->store->exists($reader2));
+            $this->store->delete($reader1);
+            self::assertFalse($this->native->isLocked($this->resource));
+
+            return;
+        }
+        $this->store->saveRead($reader2);
+        self::assertTrue($this->store->exists($reader1));
+        self::assertTrue($this->store->exists($reader2));
+        $conflicts(fn () => $this->store->save($writer), 'a writer while two Keys read');
+        self::assertTrue($this->store->exists($reader1), 'the refused writer left the readers alone');
+        self::assertTrue($this->store->exists($reader2));
+        self::assertFalse($this->store->exists($writer));
+        $this->store->delete($reader1);
+        self::assertFalse($this->store->exists($reader1));
+        self::assertTrue($this->store->exists($reader2));
+        $this->store->delete($reader2);
+
+        $this->store->save($writer);
+        $conflicts(fn () => $this->store->saveRead($reader1), 'a reader while a Key writes');
+        self::assertTrue($this->store->exists($writer));
+        self::assertFalse($this->store->exists($reader1));
+        $this->store->delete($writer);
+        $this->store->saveRead($reader1);
+        self::assertTrue($this->store->exists($reader1));
+        $this->store->delete($reader1);
+    }
+
+    /** A Key reading alone may write (promotion); a Key writing may go back to reading, and others read too (demotion). */
+    public function testPromotionAndDemotionAtTheStoreLevel(): void
+    {
+        $key = new Key($this->resource);
+        $other = new Key($this->resource);
+
+        $this->store->saveRead($key);
+        $this->store->save($key);
+        try {
+            $this->store->saveRead($other);
+            self::fail('a reader while the promoted Key writes');
+        } catch (LockConflictedException) {
+        }
+        self::assertTrue($this->store->exists($key));
+        self::assertFalse($this->store->exists($other));
+
+        $this->store->saveRead($key);
+        self::assertTrue($this->store->exists($key), 'demoted: still held');
+        if ($this->native->supports(Store::SHARED)) {
+            $this->store->saveRead($other);
+            self::assertTrue($this->store->exists($other), 'demoted: others read too');
+        } else {
+            try {
+                $this->store->saveRead($other);
+                self::fail('a second reader on a store without shared holds');
+            } catch (LockConflictedException) {
+            }
+        }
+        $this->store->delete($key);
+        $this->store->delete($other);
+        self::assertFalse($this->native->isLocked($this->resource));
     }
 
     public function testSymfonysAutoReleaseDecides(): void

@@ -6,8 +6,8 @@ namespace Lock\Adapter\TestSupport;
 
 /**
  * The stores the tests run on, and child processes that share them.
- * adapters/test.sh sets LOCK_TEST_REDIS_PORT, LOCK_TEST_PGSQL_DSN, LOCK_TEST_MYSQL_DSN and
- * LOCK_TEST_EXT (the path of lock.so).
+ * adapters/test.sh sets LOCK_TEST_REDIS_PORT, LOCK_TEST_REDLOCK_DSN (three more Redis servers),
+ * LOCK_TEST_PGSQL_DSN, LOCK_TEST_MYSQL_DSN and LOCK_TEST_EXT (the path of lock.so).
  */
 final class Env
 {
@@ -32,6 +32,8 @@ final class Env
             'redis' => sprintf('redis://127.0.0.1:%d?prefix=%s:', self::redisPort(), $run),
             'flock' => 'flock://' . sys_get_temp_dir() . '/' . $run,
             'semaphore' => 'semaphore:',
+            // The combined store: one hold over three independent Redis servers, a majority of them holding.
+            'redlock' => self::serverDsn('LOCK_TEST_REDLOCK_DSN') . '?prefix=' . $run . ':',
             // Session holds (advisory locks, GET_LOCK): bound to the process, as flock and semaphore.
             'pgsql' => self::serverDsn('LOCK_TEST_PGSQL_DSN') . '?prefix=' . $run . ':',
             'mysql' => self::serverDsn('LOCK_TEST_MYSQL_DSN') . '?prefix=' . $run . ':',

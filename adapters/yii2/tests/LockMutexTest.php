@@ -279,6 +279,22 @@ final class LockMutexTest extends TestCase
         $mutex->release($name);
     }
 
+    /** A redlock:// DSN: the combined store, one hold over three Redis servers. */
+    public function testARedlockDsnGivesTheCombinedStore(): void
+    {
+        $name = Env::name();
+        $a = self::mutex('redlock');
+        $b = self::mutex('redlock');
+        self::assertInstanceOf(\Lock\Store\CombinedStore::class, $a->getStore());
+
+        self::assertTrue($a->acquire($name));
+        self::assertFalse($b->acquire($name));
+        self::assertTrue($a->release($name));
+        self::assertTrue($b->acquire($name));
+        self::assertTrue($b->release($name));
+        self::assertFalse($a->getStore()->isLocked($name));
+    }
+
     public function testTakesAReadyFactory(): void
     {
         $name = Env::name();

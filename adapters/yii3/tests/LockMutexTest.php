@@ -279,6 +279,23 @@ final class LockMutexTest extends TestCase
         $mutex->release();
     }
 
+    /** A redlock:// DSN: the combined store, one hold over three Redis servers. */
+    public function testARedlockDsnGivesTheCombinedStore(): void
+    {
+        $name = Env::name();
+        $factory = self::factory('redlock');
+        self::assertInstanceOf(\Lock\Store\CombinedStore::class, $factory->getStore());
+        $a = $factory->create($name);
+        $b = self::factory('redlock')->create($name);
+
+        self::assertTrue($a->acquire());
+        self::assertFalse($b->acquire());
+        $a->release();
+        self::assertTrue($b->acquire());
+        $b->release();
+        self::assertFalse($factory->getStore()->isLocked($name));
+    }
+
     public function testNullTtlMeansNoExpiry(): void
     {
         $mutex = self::factory('redis', null)->create(Env::name());

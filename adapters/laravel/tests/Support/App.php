@@ -28,6 +28,7 @@ final class App
         }
         $locks = ['driver' => 'lock-ext', 'cache_store' => 'array'] + match ($kind) {
             'redis' => ['connection' => 'locks', 'prefix' => 'lock-adapters-laravel:'],
+            'redlock' => ['dsn' => Env::serverDsn('LOCK_TEST_REDLOCK_DSN') . '?prefix=lock-adapters-laravel:'],
             'flock' => ['dsn' => 'flock://' . sys_get_temp_dir() . '/lock-adapters-laravel'],
             'semaphore' => ['dsn' => 'semaphore:'],
             'pgsql' => ['dsn' => Env::serverDsn('LOCK_TEST_PGSQL_DSN') . '?prefix=lock-adapters-laravel:'],

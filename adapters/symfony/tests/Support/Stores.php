@@ -4,8 +4,9 @@ declare(strict_types=1);
 
 namespace Lock\Adapter\Symfony\Tests\Support;
 
-use Lock\Store;
 use Lock\Adapter\TestSupport\Env;
+use Lock\Factory;
+use Lock\Store;
 use Lock\Store\FlockStore;
 use Lock\Store\MysqlStore;
 use Lock\Store\PostgresStore;
@@ -19,6 +20,8 @@ final class Stores
     {
         return match ($kind) {
             'redis' => new RedisStore(self::redisDsn(), ['prefix' => $prefix, 'timeout' => 2.0]),
+            // The combined store over three independent Redis servers, as a redlock:// DSN makes it.
+            'redlock' => Factory::fromDsn(self::redlockDsn() . '?prefix=' . $prefix . '&timeout=2')->getStore(),
             'flock' => new FlockStore(sys_get_temp_dir() . '/lock-adapters-symfony'),
             'semaphore' => new SemaphoreStore(),
             'pgsql' => new PostgresStore(Env::serverDsn('LOCK_TEST_PGSQL_DSN'), ['prefix' => $prefix]),
@@ -34,5 +37,17 @@ final class Stores
         }
 
         return 'redis://127.0.0.1:' . $port;
+    }
+
+    /** redlock://127.0.0.1:P1,127.0.0.1:P2,127.0.0.1:P3: the three servers adapters/test.sh started for the combined store. */
+    public static function redlockDsn(): string
+    {
+        return Env::serverDsn('LOCK_TEST_REDLOCK_DSN');
+    }
+
+    /** @return list<string> the host:port of each server of redlockDsn() */
+    public static function redlockHosts(): array
+    {
+        return explode(',', strtok(substr(self::redlockDsn(), \strlen('redlock://')), '?/'));
     }
 }
