@@ -59,6 +59,11 @@ const HANDOFF_PANELS = [
 		['handoff.redis.drupal-ours', 'Drupal wait()', 'framework'],
 		['handoff.redis.lv-own', "Laravel's own RedisLock block()", 'peer'],
 	]],
+	['Redis, one lock over several servers', [
+		['handoff.redlock.ours-one', 'ours, one RedisStore', 'ours'],
+		['handoff.redlock.ours-three', 'ours, CombinedStore of 3', 'ours'],
+		['handoff.redlock.ours-five', 'ours, CombinedStore of 5', 'ours'],
+	]],
 ];
 
 /* Contention panels, two to a row: contender, title, longest-wait target (ms). */
@@ -100,6 +105,13 @@ const RATE_PANELS = [
 		['mysql.ours', 'ours, MysqlStore', 'ours'],
 		['mysql.floor', 'GET_LOCK(name, 0) pair', 'floor'],
 		['mysql.symfony', 'Symfony PdoStore', 'peer'],
+	]],
+	['Redis, one lock over several servers', [
+		['redlock.ours-three', 'ours, CombinedStore of 3', 'ours'],
+		['redlock.ours-one', 'ours, one RedisStore', 'ours'],
+		['redlock.ours-five', 'ours, CombinedStore of 5', 'ours'],
+		['redlock.floor-three', 'the bare fan over 3', 'floor'],
+		['redlock.symfony-three', 'Symfony CombinedStore of 3', 'peer'],
 	]],
 ];
 

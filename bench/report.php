@@ -47,6 +47,35 @@ const COMPARISONS = [
 ];
 
 /*
+ * Costs of the redlock group: group, what, contender, base, the most times the base's cost
+ * that the contender's cycle may cost (null: for information). The ratio is the median over
+ * the rounds of base rate / contender rate within the round: what one cycle costs, in
+ * cycles of the base (lower is better), paired by round as the rates are.
+ */
+const COSTS = [
+	['redlock', 'CombinedStore of 3 servers vs one RedisStore', 'redlock.ours-three', 'redlock.ours-one', 1.3],
+	['redlock', 'CombinedStore of 5 servers vs one RedisStore', 'redlock.ours-five', 'redlock.ours-one', 1.5],
+	['redlock', 'the bare fan over 3 servers vs over one (the floor)', 'redlock.floor-three', 'redlock.floor-one', null],
+	['redlock', 'the bare fan over 5 servers vs over one (the floor)', 'redlock.floor-five', 'redlock.floor-one', null],
+	['redlock', 'CombinedStore of 3 vs the bare fan over 3', 'redlock.ours-three', 'redlock.floor-three', null],
+	['redlock', 'CombinedStore of 5 vs the bare fan over 5', 'redlock.ours-five', 'redlock.floor-five', null],
+	['redlock', 'CombinedStore of 3 vs Symfony CombinedStore of 3 RedisStores', 'redlock.ours-three', 'redlock.symfony-three', null],
+	['redlock', 'Symfony: CombinedStore of 3 vs its RedisStore on one', 'redlock.symfony-three', 'redlock.symfony-one', null],
+	['redlock', 'CombinedStore of 3, one 50 ms slower, vs all 3 fast', 'redlock.ours-slow', 'redlock.ours-three', null],
+];
+
+/*
+ * One member of three 50 ms slower: the cycle against what the combined store promises, its
+ * all-fast cycle of the same round plus, for each of the two calls, the grace the slower
+ * member gets once the majority answered (the time the call took so far, half the all-fast
+ * cycle, but at least 0.5 ms and at most 2 ms): contender, all-fast contender, the most
+ * times that bound the cycle may cost.
+ */
+const SLOW_MEMBER = ['redlock.ours-slow', 'redlock.ours-three', 1.25];
+const GRACE_MIN_NS = 500_000;
+const GRACE_MAX_NS = 2_000_000;
+
+/*
  * Handoff through a framework's own blocking call over its adapter: label,
  * contender; the p50 must stay within this many times the extension's own
  * handoff (handoff.redis.ours) of the same rounds.
@@ -71,6 +100,9 @@ const FLOOR_HANDOFF = [
 	['sem: vs a waiter blocked in sem_acquire()', 'handoff.sem.ours', 'handoff.sem.floor', 1.5],
 	['pgsql: vs a bare pg_advisory_lock() waiter', 'handoff.pgsql.ours', 'handoff.pgsql.floor', 1.5],
 	['mysql: vs a bare GET_LOCK() waiter', 'handoff.mysql.ours', 'handoff.mysql.floor', 1.5],
+	// Not a floor: the same hand-off over one server, what the combined store's hand-off adds to it (null: for information).
+	['redlock: CombinedStore of 3 vs one RedisStore', 'handoff.redlock.ours-three', 'handoff.redlock.ours-one', 2.0],
+	['redlock: CombinedStore of 5 vs one RedisStore', 'handoff.redlock.ours-five', 'handoff.redlock.ours-one', null],
 ];
 
 /* Memory runs: contender, label; growth must stay under this many kB. */
@@ -196,6 +228,7 @@ foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line)
 $rows = [['group', 'measurement', 'ours', 'peer', 'ratio', 'target', 'result']];
 $failed = 0;
 $pairs = [];
+$costs = [];
 foreach (COMPARISONS as [$group, $what, $ours, $peer, $target]) {
 	if (!isset($rates[$ours], $rates[$peer])) {
 		continue;
@@ -236,6 +269,40 @@ $addRow = static function (string $group, string $what, string $ours, string $pe
 	$rows[] = [$group, $what, $ours, $peer, $ratio, $target, $ok === null ? 'info' : ($ok ? 'PASS' : 'FAIL')];
 };
 
+/* The costs of a cycle, as times per cycle: the medians' reciprocals. */
+foreach (COSTS as [$group, $what, $contender, $base, $most]) {
+	if (!isset($rates[$contender], $rates[$base])) {
+		continue;
+	}
+	$paired = [];
+	foreach ($rates[$contender] as $round => $rate) {
+		if (isset($rates[$base][$round])) {
+			$paired[$round] = $rates[$base][$round] / $rate;
+		}
+	}
+	ksort($paired);
+	$ratio = median($paired);
+	$costs[] = [$contender, $base, $paired];
+	$addRow($group, "$what: cost of a cycle", ms(1e9 / median($rates[$contender])), ms(1e9 / median($rates[$base])),
+		sprintf('%.2fx', $ratio), $most === null ? '-' : sprintf('<= %.2fx', $most), $most === null ? null : $ratio <= $most);
+}
+[$slow, $fast, $most] = SLOW_MEMBER;
+if (isset($rates[$slow], $rates[$fast])) {
+	$paired = [];
+	$bounds = [];
+	foreach ($rates[$slow] as $round => $rate) {
+		if (isset($rates[$fast][$round])) {
+			$cycle = 1e9 / $rates[$fast][$round];
+			$bound = $cycle + 2 * min(GRACE_MAX_NS, max(GRACE_MIN_NS, $cycle / 2));
+			$bounds[] = $bound;
+			$paired[] = (1e9 / $rate) / $bound;
+		}
+	}
+	$ratio = median($paired);
+	$addRow('redlock', 'one of 3 servers 50 ms slower: cycle vs all-fast cycle + 2 graces', ms(1e9 / median($rates[$slow])),
+		ms(median($bounds)), sprintf('%.2fx', $ratio), sprintf('<= %.2fx', $most), $ratio <= $most);
+}
+
 $base = 'handoff.redis.ours';
 foreach ([...FRAMEWORK_HANDOFF, ...FRAMEWORK_HANDOFF_OWN] as [$label, $contender]) {
 	if (!isset($handoffs[$contender], $handoffs[$base])) {
@@ -270,7 +337,7 @@ foreach (FLOOR_HANDOFF as [$label, $ours, $floor, $most]) {
 	$ratio = median($paired);
 	$addRow('handoff', sprintf('%s: p50 of %d', $label, count($a)), ms(percentile($a, 50)),
 		ms(percentile(array_merge(...array_values($handoffs[$floor])), 50)), sprintf('%.2fx', $ratio),
-		sprintf('<= %.1fx', $most), $ratio <= $most);
+		$most === null ? '-' : sprintf('<= %.1fx', $most), $most === null ? null : $ratio <= $most);
 }
 
 foreach (HANDOFF as [$store, $ours, $peer, $p50Target, $p99Target]) {
@@ -411,6 +478,13 @@ if ($pairs !== []) {
 			upper_quartile($rates[$ours]) / upper_quartile($rates[$peer]));
 	}
 }
+if ($costs !== []) {
+	echo "\ncosts per round (the first contender's time per cycle over the second's, the base's), median first:\n";
+	foreach ($costs as [$contender, $base, $paired]) {
+		printf("  %s / %s  %.2f  [%s]\n", $contender, $base, median($paired),
+			implode(' ', array_map(static fn ($r) => sprintf('%.2f', $r), $paired)));
+	}
+}
 if ($handoffs !== []) {
 	echo "\nhandoff latency per round (median of the round's handoffs, ms), then p50 / p90 / p99 / max of all:\n";
 	$width = max(array_map('strlen', array_keys($handoffs)));
@@ -443,6 +517,11 @@ if ($memory !== []) {
 if ($handoffs !== [] || $contention !== []) {
 	echo "\nratio: how many times better ours is than the peer (rates, utilisation: ours/peer;\n"
 		. "latencies, waits, count deviations: peer/ours; a handoff p50 pairs the slices of each round).\n";
+}
+if ($costs !== []) {
+	echo "\nredlock rows: times per cycle (the reciprocal of the median rate), and the ratio is a cost,\n"
+		. "the first contender's time per cycle over the second's, paired by round: lower is better.\n"
+		. "A handoff row against a floor or a base is a cost as well (ours/theirs).\n";
 }
 echo "\n", $failed === 0 ? 'all targets met' : "$failed target(s) missed", "\n";
 exit($failed === 0 ? 0 : 1);

@@ -7,11 +7,14 @@
 # exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock)
 #
 # The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh;
 # pgsql and mysql start a PostgreSQL and a MariaDB of their own (scripts/pg-test-server.sh,
-# scripts/my-test-server.sh) and measure rates and handoffs there.
+# scripts/my-test-server.sh) and measure rates and handoffs there. The redlock group starts five
+# redis-servers of its own and measures one lock over three and five of them (CombinedStore)
+# against one RedisStore, Symfony's CombinedStore and the bare fan, one member behind a 50 ms
+# proxy, and the handoff over three servers against one.
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -40,14 +43,14 @@ distinct="${BENCH_DISTINCT:-1000000}"
 charts_dir="${BENCH_CHARTS_DIR:-}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql redlock)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql | redlock) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
-		-h | --help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql)" >&2; exit 2 ;;
+		-h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -87,7 +90,7 @@ fi
 work="$(mktemp -d /tmp/lock-bench.XXXXXX)"
 # The database servers run as nobody when we are root: they must reach their directories in here.
 chmod 711 "$work"
-redis_pid=""
+redis_pids=()
 worker_pids=()
 cleanup() {
 	local pid
@@ -95,10 +98,12 @@ cleanup() {
 		kill "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
-	if [ -n "$redis_pid" ] && kill -0 "$redis_pid" 2>/dev/null; then
-		kill "$redis_pid" 2>/dev/null
-		wait "$redis_pid" 2>/dev/null
-	fi
+	for pid in "${redis_pids[@]}"; do
+		if kill -0 "$pid" 2>/dev/null; then
+			kill "$pid" 2>/dev/null
+			wait "$pid" 2>/dev/null
+		fi
+	done
 	[ -f "$work/topology/env" ] && "$root/scripts/redis-topology.sh" stop "$work/topology" >/dev/null 2>&1
 	# --- MemcachedStore ---
 	if [ -n "${memcached_pid:-}" ] && kill -0 "$memcached_pid" 2>/dev/null; then
@@ -120,33 +125,44 @@ free_port() {
 	"$php" -n -r '$s = stream_socket_server("tcp://127.0.0.1:0"); echo substr(strrchr(stream_socket_get_name($s, false), ":"), 1);'
 }
 
-# Starts a private redis-server without persistence; sets redis_port and redis_pid.
+# Starts a private redis-server without persistence, logging to $work/<name>.log; sets
+# redis_port, and the cleanup stops it.
 start_redis() {
-	local try i
+	local name=$1 try i pid
 	for try in 1 2 3 4 5; do
 		redis_port="$(free_port)"
 		redis-server --port "$redis_port" --bind 127.0.0.1 --save '' --appendonly no \
-			--dir "$work" --logfile "$work/redis.log" --daemonize no &
-		redis_pid=$!
+			--dir "$work" --logfile "$work/$name.log" --daemonize no &
+		pid=$!
 		for i in $(seq 1 50); do
 			if redis-cli -p "$redis_port" ping 2>/dev/null | grep -q PONG; then
+				redis_pids+=("$pid")
 				return 0
 			fi
-			kill -0 "$redis_pid" 2>/dev/null || break
+			kill -0 "$pid" 2>/dev/null || break
 			sleep 0.1
 		done
-		kill "$redis_pid" 2>/dev/null
-		wait "$redis_pid" 2>/dev/null
-		redis_pid=""
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
 	done
 	echo "bench: cannot start redis-server (see its log below)" >&2
-	cat "$work/redis.log" >&2 2>/dev/null
+	cat "$work/$name.log" >&2 2>/dev/null
 	return 1
 }
 
 if wants redis || wants read || wants memory || wants handoff || wants contention || wants distinct || wants frameworks || wants topology; then
-	start_redis || exit 1
+	start_redis redis || exit 1
 	export BENCH_REDIS_PORT="$redis_port"
+fi
+# The redlock group's five independent servers.
+if wants redlock; then
+	redlock_ports=()
+	for i in 1 2 3 4 5; do
+		start_redis "redlock-$i" || exit 1
+		redlock_ports+=("$redis_port")
+	done
+	BENCH_REDLOCK_PORTS="$(IFS=,; echo "${redlock_ports[*]}")"
+	export BENCH_REDLOCK_PORTS
 fi
 # --- MemcachedStore: a private memcached (as nobody when we are root, which memcached refuses) ---
 memcached_pid=""
@@ -379,6 +395,14 @@ for g in "${groups[@]}"; do
 			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
 				handoff.redis.ours handoff.redis.sf-ours handoff.redis.lv-ours handoff.redis.yii2-ours \
 				handoff.redis.drupal-ours handoff.redis.lv-own
+			;;
+		redlock)
+			# One lock over 3 and 5 servers against one server, Symfony's CombinedStore and the bare
+			# fan; one of 3 servers 50 ms slower; then the handoff over 3 and 5 servers against one.
+			rate_group redlock.ours-one redlock.ours-three redlock.ours-five redlock.ours-slow \
+				redlock.symfony-one redlock.symfony-three redlock.floor-one redlock.floor-three redlock.floor-five
+			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
+				handoff.redlock.ours-one handoff.redlock.ours-three handoff.redlock.ours-five
 			;;
 		distinct)
 			distinct_run flock

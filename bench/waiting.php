@@ -52,11 +52,13 @@ function bench_waiting_lock(string $group, string $who, string $resource, bool $
 		}
 		return bench_framework_waiting_lock($who, $resource, $waiter);
 	}
-	if ($who === 'ours' || $who === 'ours-unfair') {
+	if ($group === 'redlock' || $who === 'ours' || $who === 'ours-unfair') {
 		if ($who === 'ours-unfair' && $group !== 'redis') {
 			bench_fail("$who is for redis only");
 		}
-		$store = bench_our_store($group, $who === 'ours');
+		$store = $group === 'redlock'
+			? bench_redlock_store(str_starts_with($who, 'ours-') ? substr($who, 5) : $who)
+			: bench_our_store($group, $who === 'ours');
 		$lock = (new Lock\Factory($store))->createLock($resource);
 		return [
 			static function () use ($lock): void {
@@ -363,7 +365,7 @@ function bench_contend(array $partners, float $seconds, ?string $waits = null, i
 function bench_waiting_serve(string $name, string $resource, float $warmup): void
 {
 	$parts = explode('.', $name);
-	if (count($parts) !== 3 || !in_array($parts[1], ['redis', 'flock', 'sem', 'pgsql', 'mysql'], true)) {
+	if (count($parts) !== 3 || !in_array($parts[1], ['redis', 'flock', 'sem', 'pgsql', 'mysql', 'redlock'], true)) {
 		bench_fail("unknown contender $name");
 	}
 	[$kind, $group, $who] = $parts;

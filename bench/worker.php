@@ -15,16 +15,19 @@
  *       "<wall> <held> <longest-wait> <overlaps> <count> x 8" (ns, counts)
  *
  * The environment gives BENCH_RESOURCE (the resource name), BENCH_DIR (the flock
- * directory) and BENCH_REDIS_PORT (the loopback redis-server). A cycle is one
+ * directory) and BENCH_REDIS_PORT (the loopback redis-server); the redlock group's
+ * contenders, BENCH_REDLOCK_PORTS (five more redis-servers). A cycle is one
  * non-blocking acquire that must succeed plus one release; anything else aborts.
  * The waiting groups (handoff, contend) take <store> redis, flock or sem and
- * <who> ours, ours-unfair (redis only: fair => false) or symfony; BENCH_HANDOFF_DELAY_MS
+ * <who> ours, ours-unfair (redis only: fair => false) or symfony, or <store> redlock
+ * and <who> ours-one, ours-three or ours-five; BENCH_HANDOFF_DELAY_MS
  * bounds the holder's random pause before it releases.
  */
 
 declare(strict_types=1);
 
 require_once __DIR__ . '/frameworks.php';
+require_once __DIR__ . '/redlock.php';
 
 use Symfony\Component\Lock\LockFactory as SfFactory;
 use Symfony\Component\Lock\Store\FlockStore as SfFlockStore;
@@ -233,10 +236,14 @@ function bench_symfony_store(string $group): object
  *   <pgsql|mysql>.ours-table  our store with holds => 'table'
  *   <group>.ours-read, <group>.symfony-read  as ours and symfony, with acquireRead()
  *                     (redis and flock: Symfony's semaphore store has no read holds)
+ *   redlock.*         one lock over several Redis servers (bench/redlock.php)
  */
 function bench_contender(string $name, string $resource): array
 {
 	[$group, $who] = explode('.', $name, 2) + [1 => ''];
+	if ($group === 'redlock') {
+		return bench_redlock_contender($who, $resource);
+	}
 	if (!in_array($group, ['redis', 'flock', 'sem', 'tls', 'primary', 'sentinel', 'cluster', 'memcached', 'pgsql', 'mysql'], true)) {
 		bench_fail("unknown contender $name");
 	}
