@@ -68,12 +68,12 @@ const COSTS = [
  * One member of three 50 ms slower: the cycle against what the combined store promises, its
  * all-fast cycle of the same round plus, for each of the two calls, the grace the slower
  * member gets once the majority answered (the time the call took so far, half the all-fast
- * cycle, but at least 0.5 ms and at most 2 ms): contender, all-fast contender, the most
+ * cycle, but at least 1 ms and at most 5 ms): contender, all-fast contender, the most
  * times that bound the cycle may cost.
  */
 const SLOW_MEMBER = ['redlock.ours-slow', 'redlock.ours-three', 1.25];
-const GRACE_MIN_NS = 500_000;
-const GRACE_MAX_NS = 2_000_000;
+const GRACE_MIN_NS = 1_000_000;
+const GRACE_MAX_NS = 5_000_000;
 
 /*
  * Handoff through a framework's own blocking call over its adapter: label,
