@@ -202,16 +202,7 @@ function bench_redlock_contender(string $who, string $resource): array
 	}
 	if ($kind === 'symfony' && ($which === 'one' || $which === 'three')) {
 		bench_symfony();
-		$lock = (new SfFactory(bench_redlock_symfony_store($which)))->createLock($resource);
-		$run = static function (int $n) use ($lock): void {
-			for ($i = 0; $i < $n; $i++) {
-				if (!$lock->acquire()) {
-					bench_fail('acquire failed');
-				}
-				$lock->release();
-			}
-		};
-		return [$run, static fn () => null];
+		return bench_symfony_cycle((new SfFactory(bench_redlock_symfony_store($which)))->createLock($resource));
 	}
 	bench_fail("unknown contender redlock.$who");
 }

@@ -63,6 +63,20 @@ function bench_symfony(): void
 	require_once '/usr/share/php/Symfony/Component/Lock/autoload.php';
 }
 
+/** The uncontended cycle of a Symfony lock, and nothing to clean up: a contender's pair of closures. */
+function bench_symfony_cycle(object $lock): array
+{
+	$run = static function (int $n) use ($lock): void {
+		for ($i = 0; $i < $n; $i++) {
+			if (!$lock->acquire()) {
+				bench_fail('acquire failed');
+			}
+			$lock->release();
+		}
+	};
+	return [$run, static fn () => null];
+}
+
 /** A phpredis connection to the benchmark's server; $tls: to the TLS server of the topology group, verified as ours is. */
 function bench_phpredis(bool $tls = false): Redis
 {
@@ -270,16 +284,7 @@ function bench_contender(string $name, string $resource): array
 
 		case 'symfony':
 			bench_symfony();
-			$lock = (new SfFactory(bench_symfony_store($group)))->createLock($resource);
-			$run = static function (int $n) use ($lock): void {
-				for ($i = 0; $i < $n; $i++) {
-					if (!$lock->acquire()) {
-						bench_fail('acquire failed');
-					}
-					$lock->release();
-				}
-			};
-			return [$run, static fn () => null];
+			return bench_symfony_cycle((new SfFactory(bench_symfony_store($group)))->createLock($resource));
 
 		case 'ours-read':
 		case 'symfony-read':
