@@ -12,6 +12,10 @@
  *   redlock.ours-slow    our CombinedStore of the first two and the third behind a TCP
  *                        proxy (tests/inc/proxy.php, started by this process) that
  *                        delays every byte by SLOW_MS / 2 each way: one member 50 ms slower
+ *   redlock.ours-one-net, redlock.ours-three-net, redlock.ours-five-net
+ *                        the same stores with every server behind a proxy of its own
+ *                        that delays every byte by NET_MS / 2 each way: a network whose
+ *                        round trip, not the machine's CPUs, is the cost, as between hosts
  *   redlock.symfony-one  Symfony 5.4's RedisStore on the first server, over phpredis
  *   redlock.symfony-three  Symfony 5.4's CombinedStore (ConsensusStrategy) of three of
  *                        its RedisStores, each over a phpredis connection of its own
@@ -34,6 +38,8 @@ use Symfony\Component\Lock\Strategy\ConsensusStrategy as SfConsensusStrategy;
 
 /* How much slower the slow member's round trip is (ms), half on the way there, half back. */
 const SLOW_MS = 50;
+/* The round trip of the -net contenders' network (ms). */
+const NET_MS = 2;
 
 /** The group's server ports, as BENCH_REDLOCK_PORTS lists them. */
 function bench_redlock_ports(): array
@@ -46,12 +52,12 @@ function bench_redlock_ports(): array
 }
 
 /**
- * The port of a proxy in front of $port that delays every byte by SLOW_MS / 2 each way.
+ * The port of a proxy in front of $port that delays every byte by $ms / 2 each way.
  * The proxy ends with this process (its stdin closes).
  */
-function bench_redlock_slow_port(int $port): int
+function bench_redlock_proxy_port(int $port, int $ms): int
 {
-	static $proxy = null;
+	static $proxies = [];
 
 	$script = dirname(__DIR__) . '/tests/inc/proxy.php';
 	$proc = proc_open([PHP_BINARY, $script, '127.0.0.1', (string) $port], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => STDERR], $pipes);
@@ -62,16 +68,16 @@ function bench_redlock_slow_port(int $port): int
 	if ($listening === false || !preg_match('/^listening (\d+)$/', trim($listening), $m)) {
 		bench_fail('the proxy did not start');
 	}
-	fwrite($pipes[0], sprintf("delay %d %d\n", intdiv(SLOW_MS, 2), SLOW_MS - intdiv(SLOW_MS, 2)));
+	fwrite($pipes[0], sprintf("delay %d %d\n", intdiv($ms, 2), $ms - intdiv($ms, 2)));
 	if (trim((string) fgets($pipes[1])) !== 'ok') {
 		bench_fail('the proxy refused the delay');
 	}
-	/* Kept open for the life of this process: the proxy ends when its stdin closes. */
-	$proxy = [$proc, $pipes];
+	/* Kept open for the life of this process: a proxy ends when its stdin closes. */
+	$proxies[] = [$proc, $pipes];
 	return (int) $m[1];
 }
 
-/** Our store of a redlock contender: 'one', 'three', 'five' or 'slow'. */
+/** Our store of a redlock contender: 'one', 'three', 'five', 'slow', or one of the first three and '-net'. */
 function bench_redlock_store(string $which): Lock\Store
 {
 	$ports = bench_redlock_ports();
@@ -80,7 +86,11 @@ function bench_redlock_store(string $which): Lock\Store
 		'one' => $redis($ports[0]),
 		'three' => new Lock\Store\CombinedStore(array_map($redis, array_slice($ports, 0, 3))),
 		'five' => new Lock\Store\CombinedStore(array_map($redis, array_slice($ports, 0, 5))),
-		'slow' => new Lock\Store\CombinedStore([$redis($ports[0]), $redis($ports[1]), $redis(bench_redlock_slow_port($ports[2]))]),
+		'slow' => new Lock\Store\CombinedStore([$redis($ports[0]), $redis($ports[1]), $redis(bench_redlock_proxy_port($ports[2], SLOW_MS))]),
+		'one-net' => $redis(bench_redlock_proxy_port($ports[0], NET_MS)),
+		'three-net', 'five-net' => new Lock\Store\CombinedStore(array_map(
+			static fn (int $port) => $redis(bench_redlock_proxy_port($port, NET_MS)),
+			array_slice($ports, 0, $which === 'three-net' ? 3 : 5))),
 		default => bench_fail("unknown redlock store $which"),
 	};
 }
@@ -194,7 +204,7 @@ function bench_redlock_contender(string $who, string $resource): array
 {
 	$counts = ['one' => 1, 'three' => 3, 'five' => 5];
 	[$kind, $which] = explode('-', $who, 2) + [1 => ''];
-	if ($kind === 'ours' && in_array($which, ['one', 'three', 'five', 'slow'], true)) {
+	if ($kind === 'ours' && in_array($which, ['one', 'three', 'five', 'slow', 'one-net', 'three-net', 'five-net'], true)) {
 		return bench_ours_cycle(bench_redlock_store($which), $resource);
 	}
 	if ($kind === 'floor' && isset($counts[$which])) {

@@ -55,6 +55,8 @@ const COMPARISONS = [
 const COSTS = [
 	['redlock', 'CombinedStore of 3 servers vs one RedisStore', 'redlock.ours-three', 'redlock.ours-one', 1.3],
 	['redlock', 'CombinedStore of 5 servers vs one RedisStore', 'redlock.ours-five', 'redlock.ours-one', 1.5],
+	['redlock', 'over a 2 ms network: CombinedStore of 3 vs one RedisStore', 'redlock.ours-three-net', 'redlock.ours-one-net', 1.3],
+	['redlock', 'over a 2 ms network: CombinedStore of 5 vs one RedisStore', 'redlock.ours-five-net', 'redlock.ours-one-net', 1.5],
 	['redlock', 'the bare fan over 3 servers vs over one (the floor)', 'redlock.floor-three', 'redlock.floor-one', null],
 	['redlock', 'the bare fan over 5 servers vs over one (the floor)', 'redlock.floor-five', 'redlock.floor-one', null],
 	['redlock', 'CombinedStore of 3 vs the bare fan over 3', 'redlock.ours-three', 'redlock.floor-three', null],
