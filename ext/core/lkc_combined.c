@@ -91,7 +91,7 @@ typedef struct {
 	int64_t value[LKC_COMBINED_MAX]; /* fence: the token; is_locked: 1 locked */
 	lkc_inspect *seen;       /* inspect: one per member */
 	int yes;                 /* members that said yes (taken, ours, locked) */
-	int no;                  /* members that said no or failed */
+	int no;                  /* members that said no (a failure is neither) */
 	int asked;               /* members taking part */
 	int done;                /* members that answered or failed */
 	int early;               /* the outcome may be decided before every member answered */
@@ -275,18 +275,19 @@ static void lkc_cb_member(void *arg, int i)
 	yes = c->what[i] == LKC_CB_IS_LOCKED ? rc == LKC_OK && c->value[i] : rc == LKC_OK;
 	if (yes) {
 		c->yes++;
-	} else {
+	} else if (!lkc_rc_storage(rc) && rc != LKC_ERR_STATE && rc != LKC_INTERRUPTED) {
 		c->no++;
 	}
 	c->done++;
 }
 
-/* Whether a call's outcome is decided: a majority said yes, or can no longer. */
+/* Whether a call's outcome is decided: a majority said yes, or more than a minority said no. */
 static int lkc_cb_decided(void *arg)
 {
 	lkc_cb_call *c = arg;
 
-	return c->early && (c->yes >= c->s->quorum || c->yes + (c->asked - c->done) < c->s->quorum);
+	/* Failures decide nothing: the members that may still answer are waited for (within the timeout). */
+	return c->early && (c->yes >= c->s->quorum || c->no > c->asked - c->s->quorum);
 }
 
 /* Starts a call on hold (or on a resource: hold NULL) in which every member does what. */
@@ -499,6 +500,10 @@ static lkc_rc lkc_cb_take_after(lkc_cb_store *s, lkc_hold *hold, int first, lkc_
 		return rc;
 	}
 	lkc_cb_part_taken(part, mode);
+	if (hold->owner_pid != lkc_pid()) {
+		/* A signal handler forked in the wait: the child leaves its parent's take alone. */
+		return lkc_err_set(err, LKC_ERR_STATE, "combined store: forked while waiting; the child holds nothing");
+	}
 	start = lkc_now_ns();
 	lkc_cb_call_init(&c, s, hold, LKC_CB_TAKE);
 	c.before[first] = before;
@@ -555,14 +560,13 @@ static lkc_rc lkc_cb_acquire(lkc_store *store, lkc_hold *hold, lkc_mode mode, in
 			}
 		}
 		rc = lkc_cb_take_after(s, hold, first, mode, ttl_ms, left, &refused, err);
-		if (rc == LKC_OK || rc == LKC_INTERRUPTED || (rc == LKC_BUSY && refused == (1u << first))) {
-			/* Ours, interrupted, or the wait's time ran out in first's queue. */
+		if (rc == LKC_OK || rc == LKC_INTERRUPTED || rc == LKC_ERR_STATE || (rc == LKC_BUSY && refused == (1u << first))) {
+			/* Ours, interrupted, a child forked in the wait (never to go on with its parent's take), or the time ran out. */
 			return rc;
 		}
 		if (rc != LKC_BUSY) {
 			/* first failed: wait where another member refused, after a new attempt says where. */
 			failed |= 1u << first;
-			hold->parts[first].unsure = 0;
 			rc = lkc_cb_take(s, hold, mode, ttl_ms, &refused, err);
 			if (rc != LKC_BUSY) {
 				return rc;

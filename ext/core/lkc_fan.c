@@ -58,9 +58,10 @@ void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_
  * the ABI has callees keep (and the floating-point control words) on the
  * stack it leaves, and is a dozen instructions; ucontext's swapcontext() makes
  * two system calls for the signal mask each time, which no call here changes.
- * Elsewhere, ucontext.
+ * Elsewhere, and where the build asks for shadow stacks (a return onto
+ * another stack would fault there), ucontext.
  */
-#if defined(__x86_64__) && !defined(LKC_FAN_UCONTEXT)
+#if defined(__x86_64__) && !defined(LKC_FAN_UCONTEXT) && !(defined(__CET__) && (__CET__ & 2))
 typedef struct {
 	void *sp;
 } lkc_fan_ctx;
@@ -68,8 +69,10 @@ typedef struct {
 /* Saves the caller's registers on its stack, *from = its stack pointer, then resumes the stack at to. */
 void lkc_fan_switch(void **from, void *to);
 __asm__(
-	".text\n"
+	".pushsection .text\n"
 	".p2align 4\n"
+	".globl lkc_fan_switch\n"
+	".hidden lkc_fan_switch\n"
 	".type lkc_fan_switch, @function\n"
 	"lkc_fan_switch:\n"
 	"\tpushq %rbp\n"
@@ -94,8 +97,7 @@ __asm__(
 	"\tpopq %rbp\n"
 	"\tret\n"
 	".size lkc_fan_switch, .-lkc_fan_switch\n"
-	".section .note.GNU-stack,\"\",@progbits\n"
-	".text\n");
+	".popsection\n");
 
 /*
  * A context that starts entry on the stack [stack, stack + size): the frame a

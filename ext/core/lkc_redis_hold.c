@@ -10,6 +10,7 @@
 # define _GNU_SOURCE
 #endif
 #include "lkc_redis_int.h"
+#include "lkc_fan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,7 +424,12 @@ lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc
 	lkc_rs_drop_if_closed(s);
 	lkc_rs_op_start(s, &op);
 	lkc_rs_guessed(hold, &lists);
-	if (delay_ms <= 0 && hold->mode == LKC_MODE_EXCLUSIVE && lists.n == 0 && !hold->unsure) {
+	/*
+	 * Not in a combined call (lkc_fan_inside), which may give this server up once the
+	 * release is written: the short release may do nothing, and then the release
+	 * script, which a given-up server would never get, must follow.
+	 */
+	if (delay_ms <= 0 && hold->mode == LKC_MODE_EXCLUSIVE && lists.n == 0 && !hold->unsure && !lkc_fan_inside()) {
 		/*
 		 * Nobody had queued when we took the hold: the short release, which answers 0,
 		 * having written nothing, when anything else exists. An answer lost on the way

@@ -93,7 +93,7 @@ typedef struct {
 	int interrupted;         /* a signal the host wants handled arrived during I/O */
 	int abortable;           /* the current exchange is a sleep that such a signal ends */
 	int busy;                /* conn is mid-exchange: sent, its replies not all read */
-	int login;               /* the exchange under way logs a new connection in (not the operation's own commands) */
+	int tentative;           /* the exchanges under way are not what the operation must deliver: a login, a topology lookup */
 	lkc_rconn *parked[LKC_RS_NEST_MAX]; /* busy connections of outer calls (see lkc_rs_enter) */
 	int parked_node[LKC_RS_NEST_MAX];
 	int nparked;

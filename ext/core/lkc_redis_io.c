@@ -269,7 +269,7 @@ lkc_rc lkc_rs_exchange(lkc_rs_store *s, lkc_rs_op *op, const lkc_rs_cmd *cmds, i
 			return lkc_rs_io_fail(s, w, errno, "sending a command", err);
 		}
 	}
-	if (!s->login) {
+	if (!s->tentative) {
 		/* Written: a combined call that delivers (a release) may now give this server up. */
 		lkc_fan_sent();
 	}
@@ -447,9 +447,9 @@ static lkc_rc lkc_rs_connect(lkc_rs_store *s, lkc_rs_op *op, int node, lkc_rs_pe
 		}
 		return LKC_OK;
 	}
-	s->login = 1;
+	s->tentative++;
 	rc = lkc_rs_exchange(s, op, cmds, n, replies, err);
-	s->login = 0;
+	s->tentative--;
 	if (rc != LKC_OK) {
 		return rc;
 	}

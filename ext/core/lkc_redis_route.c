@@ -79,7 +79,9 @@ static lkc_rc lkc_rs_ask_sentinels(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 		}
 		rc = lkc_rs_use(s, &sub, i, LKC_RS_TO_SENTINEL, err);
 		if (rc == LKC_OK) {
+			s->tentative++;
 			rc = lkc_rs_exchange(s, &sub, &cmd, 1, &reply, err);
+			s->tentative--;
 		}
 		if (rc == LKC_OK) {
 			if (lkc_rtopo_read_master(&s->topo, reply) >= 0) {
@@ -145,7 +147,9 @@ static lkc_rc lkc_rs_read_map(lkc_rs_store *s, lkc_rs_op *op, lkc_err *err)
 		}
 		rc = lkc_rs_use(s, &sub, i, LKC_RS_TO_SERVER, err);
 		if (rc == LKC_OK) {
+			s->tentative++;
 			rc = lkc_rs_exchange(s, &sub, &cmd, 1, &reply, err);
+			s->tentative--;
 		}
 		if (rc == LKC_OK) {
 			if (lkc_rtopo_read_slots(&s->topo, reply, i) == 0) {

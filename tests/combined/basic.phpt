@@ -12,6 +12,9 @@ $prefix = lock_test_prefix();
 $direct = array_map(fn ($s) => new Lock\Store\RedisStore($s->dsn('prefix=' . urlencode($prefix))), $servers);
 $combined = fn () => new Lock\Store\CombinedStore(array_map(fn ($s) => new Lock\Store\RedisStore($s->dsn('prefix=' . urlencode($prefix))), $servers));
 $store = $combined();
+// Every member connected: a release (forceRelease() here) is written to every server, while a
+// take may go on without a server still connecting once a majority answered.
+$store->forceRelease('warm-up');
 // Which servers hold the resource, once they say $want: a call goes on once a majority
 // answered, and what it sent the last server runs when that server reads it.
 $held = function (string $r, string $want) use ($direct): string {
