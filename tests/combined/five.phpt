@@ -1,5 +1,5 @@
 --TEST--
-combined: five Redis servers: eight processes never hold together (no lost update); two servers down, it still takes holds on the other three; three down, acquire() throws StorageException within the timeout and holds nothing anywhere; 'unanimous' needs all five; fencing tokens grow through it all, servers restarted empty included
+combined: five Redis servers: eight processes (four under valgrind) never hold together (no lost update); two servers down, it still takes holds on the other three; three down, acquire() throws StorageException within the timeout and holds nothing anywhere; 'unanimous' needs all five; fencing tokens grow through it all, servers restarted empty included
 --EXTENSIONS--
 lock
 pcntl
@@ -32,8 +32,9 @@ echo "-- eight processes\n";
 $dir = lock_test_tmpdir();
 file_put_contents("$dir/count", '0');
 $rounds = lock_test_scale(25, 5);
+$procs = lock_test_scale(8, 4);
 $pids = [];
-for ($p = 0; $p < 8; $p++) {
+for ($p = 0; $p < $procs; $p++) {
     $pids[] = lock_test_fork(function () use ($dsn, $dir, $rounds) {
         $lock = Lock\Factory::fromDsn($dsn)->createLock('count', 10.0);
         $seen = [];
@@ -65,8 +66,8 @@ foreach (glob("$dir/tokens-*") as $f) {
     $all = array_merge($all, $mine);
 }
 echo 'every process done: ', var_export($ok, true), "\n";
-echo 'no lost update: ', var_export((int) file_get_contents("$dir/count") === 8 * $rounds, true), "\n";
-echo 'every hold its own token: ', var_export(count(array_unique($all)) === 8 * $rounds, true), "\n";
+echo 'no lost update: ', var_export((int) file_get_contents("$dir/count") === $procs * $rounds, true), "\n";
+echo 'every hold its own token: ', var_export(count(array_unique($all)) === $procs * $rounds, true), "\n";
 $tokens[] = max($all);
 lock_test_rmdir($dir);
 
