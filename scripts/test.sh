@@ -52,14 +52,15 @@ failed=0
 skipped=0
 groups=()
 
-# Records one group's counts for the summary.
+# Records one group's counts for the summary, with the minute of the run at which it ended.
 record() {
 	local name=$1 p=$2 f=$3 s=$4
 	passed=$((passed + p))
 	failed=$((failed + f))
 	skipped=$((skipped + s))
-	groups+=("$name: $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped")")
+	groups+=("$name: $p passed, $f failed$([ "$s" -gt 0 ] && echo ", $s skipped") $(stamp)")
 }
+stamp() { printf '[%d:%02d]' $((SECONDS / 60)) $((SECONDS % 60)); }
 
 # Runs one named check; it passes when the command exits 0.
 check() {
@@ -131,7 +132,7 @@ if [ ${#only[@]} -eq 0 ]; then
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
-	make -s -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
+	make -s -j"$(nproc)" -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
 	core_security_pass=0
 	core_security_fail=0
 	: >"$work/core.log"
@@ -204,7 +205,7 @@ port=${redis_ports[0]}
 export LOCK_TEST_REDIS_PORT=$port LOCK_TEST_REDIS_PORT2=${redis_ports[1]} LOCK_TEST_REDIS_PORT3=${redis_ports[2]}
 audit_pid=""
 if [ "$key_audit" = 1 ]; then
-	make -s -C tests/core tools >"$work/key-audit-build.log" 2>&1 || { cat "$work/key-audit-build.log" >&2; exit 1; }
+	make -s -j"$(nproc)" -C tests/core tools >"$work/key-audit-build.log" 2>&1 || { cat "$work/key-audit-build.log" >&2; exit 1; }
 	tests/core/build/tools/key_audit 127.0.0.1 "$port" "$work/key-audit.log" &
 	audit_pid=$!
 	for _ in $(seq 1 100); do
@@ -405,7 +406,7 @@ else
 		passed=$((passed + core_security_pass))
 		failed=$((failed + core_security_fail))
 		last=$(( ${#groups[@]} - 1 ))
-		groups[$last]="security (core and phpt): $((group_p + core_security_pass)) passed, $((group_f + core_security_fail)) failed$([ "$group_s" -gt 0 ] && echo ", $group_s skipped")"
+		groups[$last]="security (core and phpt): $((group_p + core_security_pass)) passed, $((group_f + core_security_fail)) failed$([ "$group_s" -gt 0 ] && echo ", $group_s skipped") $(stamp)"
 	fi
 	# The phpt, hostile and security suites again, on PHP 8.4 in the Debian 13 root.
 	php84_prepare
