@@ -60,7 +60,7 @@ if test "$PHP_LOCK" != "no"; then
   PHP_EVAL_INCLINE([$OPENSSL_CFLAGS])
   PHP_EVAL_LIBLINE([$OPENSSL_LIBS], [LOCK_SHARED_LIBADD])
 
-  lock_sources="ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_store_flock.c ext/lock_store_sem.c ext/lock_store_redis.c ext/lock_store_pgsql.c ext/lock_store_mysql.c ext/lock_store_memcached.c ext/lock_util.c ext/lock_stats.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_flock_file.c ext/core/lkc_flock_wait.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_io.c ext/core/lkc_redis_route.c ext/core/lkc_redis_script.c ext/core/lkc_redis_wait.c ext/core/lkc_redis_hold.c ext/core/lkc_pool.c ext/core/lkc_redis_conn.c ext/core/lkc_redis_topo.c ext/core/lkc_fan.c ext/core/lkc_combined.c ext/lock_store_combined.c"
+  lock_sources="ext/lock.c ext/lock_lock.c ext/lock_factory.c ext/lock_stores.c ext/lock_store_flock.c ext/lock_store_sem.c ext/lock_store_redis.c ext/lock_store_pgsql.c ext/lock_store_mysql.c ext/lock_store_memcached.c ext/lock_util.c ext/lock_stats.c ext/core/lkc.c ext/core/lkc_sha256.c ext/core/lkc_dsn.c ext/core/lkc_flock.c ext/core/lkc_flock_file.c ext/core/lkc_flock_wait.c ext/core/lkc_sem.c ext/core/lkc_redis.c ext/core/lkc_redis_io.c ext/core/lkc_redis_route.c ext/core/lkc_redis_script.c ext/core/lkc_redis_wait.c ext/core/lkc_redis_hold.c ext/core/lkc_pool.c ext/core/lkc_redis_conn.c ext/core/lkc_redis_topo.c ext/core/lkc_fan.c ext/core/lkc_combined.c ext/core/lkc_auto.c ext/lock_store_combined.c"
 
   dnl The PostgreSQL store is optional: without libpq, PostgresStore says it was not built.
   lock_pgsql=no

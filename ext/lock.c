@@ -109,6 +109,8 @@ static PHP_MINIT_FUNCTION(lock)
 static PHP_MSHUTDOWN_FUNCTION(lock)
 {
 	UNREGISTER_INI_ENTRIES();
+	/* The process ends: the holds left to the refresher run out their TTLs. */
+	lkc_auto_shutdown();
 	/* The process ends: the flock and semaphore holds kept for restoreLock() go now, as the kernel would free them. */
 	php_lock_release_parked();
 	lkc_redis_pool_shutdown();

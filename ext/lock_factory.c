@@ -153,20 +153,23 @@ static bool php_lock_factory_ttl_arg(const php_lock_factory_obj *factory, zval *
  * lock's owner. False when it threw.
  */
 static bool php_lock_factory_make(php_lock_factory_obj *factory, zval *return_value, zend_string *resource,
-	uint32_t ttl_arg, zval *ttl, bool auto_release, zend_string *owner, uint32_t owner_arg, bool restore)
+	uint32_t ttl_arg, zval *ttl, bool auto_release, zend_string *owner, uint32_t owner_arg, bool restore,
+	zval *auto_refresh, uint32_t auto_arg)
 {
 	php_lock_obj *lock;
-	int64_t ttl_ms;
+	int64_t ttl_ms, auto_ms;
 
 	if (factory->store == NULL) {
 		zend_throw_error(NULL, "Lock\\Factory object is not initialized");
 		return false;
 	}
-	if (!php_lock_resource_arg(resource, 1) || !php_lock_factory_ttl_arg(factory, ttl, ttl_arg, &ttl_ms)) {
+	if (!php_lock_resource_arg(resource, 1) || !php_lock_factory_ttl_arg(factory, ttl, ttl_arg, &ttl_ms)
+		|| !php_lock_auto_refresh_arg(auto_refresh, auto_arg, &auto_ms)) {
 		return false;
 	}
 	object_init_ex(return_value, php_lock_ce_lock);
 	lock = php_lock_from_obj(Z_OBJ_P(return_value));
+	lock->auto_ms = auto_ms;
 	if (!php_lock_init(lock, resource, php_lock_store_from_obj(factory->store)->store, ttl_ms, auto_release,
 			restore ? NULL : owner, owner_arg)
 		|| (restore && !php_lock_restore(lock, owner, owner_arg))) {
@@ -183,16 +186,19 @@ ZEND_METHOD(Lock_Factory, createLock)
 	zval *ttl = NULL;
 	bool auto_release = true;
 	zend_string *owner = NULL;
+	zval *auto_refresh = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(1, 4)
+	ZEND_PARSE_PARAMETERS_START(1, 5)
 		Z_PARAM_STR(resource)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_ZVAL(ttl)
 		Z_PARAM_BOOL(auto_release)
 		Z_PARAM_STR_OR_NULL(owner)
+		Z_PARAM_ZVAL(auto_refresh)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 2, ttl, auto_release, owner, 4, false)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 2, ttl, auto_release, owner, 4, false,
+			auto_refresh, 5)) {
 		RETURN_THROWS();
 	}
 }
@@ -202,16 +208,19 @@ ZEND_METHOD(Lock_Factory, restoreLock)
 	zend_string *resource, *owner;
 	zval *ttl = NULL;
 	bool auto_release = false;
+	zval *auto_refresh = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(2, 4)
+	ZEND_PARSE_PARAMETERS_START(2, 5)
 		Z_PARAM_STR(resource)
 		Z_PARAM_STR(owner)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_ZVAL(ttl)
 		Z_PARAM_BOOL(auto_release)
+		Z_PARAM_ZVAL(auto_refresh)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 3, ttl, auto_release, owner, 2, true)) {
+	if (!php_lock_factory_make(THIS_FACTORY(), return_value, resource, 3, ttl, auto_release, owner, 2, true,
+			auto_refresh, 5)) {
 		RETURN_THROWS();
 	}
 }

@@ -19,12 +19,80 @@ static lkc_store *php_lock_store_of(const php_lock_obj *lock)
 	return lock->store;
 }
 
+/*
+ * Auto-refresh ($autoRefresh): the core's thread refreshes a copy of the hold
+ * (lock->refresher) between the lock's own operations. Each operation that
+ * sends anything about the hold pauses it first (the thread then waits, and
+ * the hold learns the expiry the thread's refreshes set) and resumes it after
+ * (php_lock_auto_follow); a hold that is gone stops it (php_lock_track).
+ */
+static void php_lock_auto_pause(php_lock_obj *lock)
+{
+	if (lock->refresher != NULL) {
+		lkc_auto_pause(lock->refresher, &lock->hold);
+	}
+}
+
+/* The expiry the thread's last refresh set, for the getters. */
+static void php_lock_auto_peek(php_lock_obj *lock)
+{
+	if (lock->refresher != NULL) {
+		lkc_auto_peek(lock->refresher, &lock->hold);
+	}
+}
+
+static void php_lock_auto_stop(php_lock_obj *lock)
+{
+	if (lock->refresher != NULL) {
+		lkc_auto_stop(lock->refresher);
+		lock->refresher = NULL;
+	}
+}
+
+static lkc_rc php_lock_drop(php_lock_obj *lock, bool release);
+
+/*
+ * After an operation of the lock on its hold: refreshing goes on from the hold
+ * as it is now (refreshed: the operation gave it ttl_ms from now), starts for a
+ * new hold, or stops with the hold. False when it threw: the thread could not
+ * start, and the hold just taken was given back.
+ */
+static bool php_lock_auto_follow(php_lock_obj *lock, int64_t ttl_ms, bool refreshed)
+{
+	lkc_err err;
+
+	if (lock->hold.mode == LKC_MODE_NONE || lkc_hold_foreign(&lock->hold)) {
+		php_lock_auto_stop(lock);
+		return true;
+	}
+	if (lock->auto_ms == 0) {
+		return true;
+	}
+	if (lock->refresher != NULL) {
+		lkc_auto_resume(lock->refresher, &lock->hold, ttl_ms, lock->auto_until_ns, refreshed);
+		return true;
+	}
+	/* A new hold: a bound counts from its acquisition. */
+	lock->auto_until_ns = lock->auto_ms > 0 ? lkc_now_ns() + (uint64_t) lock->auto_ms * 1000000u : 0;
+	lkc_err_clear(&err);
+	if (lkc_auto_start(php_lock_store_of(lock), &lock->hold, ttl_ms, 0, lock->auto_until_ns, &lock->refresher, &err)
+		!= LKC_OK) {
+		php_lock_drop(lock, true);
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	return true;
+}
+
 /* Keeps the registry of held locks in step with the hold, so request shutdown finds them. */
 static void php_lock_track(php_lock_obj *lock)
 {
 	/* A failed acquire that may have taken the hold after all counts too: request end gives that back. */
 	bool held = lock->hold.mode != LKC_MODE_NONE || lock->hold.unsure;
 
+	if (lock->hold.mode == LKC_MODE_NONE) {
+		php_lock_auto_stop(lock);
+	}
 	if (held && !lock->registered) {
 		lock->prev = NULL;
 		lock->next = LOCK_G(held);
@@ -63,6 +131,12 @@ static lkc_rc php_lock_drop(php_lock_obj *lock, bool release)
 		return rc;
 	}
 	store = php_lock_store_of(lock);
+	if (lock->refresher != NULL && !release && !lkc_hold_foreign(&lock->hold)) {
+		/* A hold that outlives its lock object goes on being refreshed, within its bound. */
+		lkc_auto_detach(lock->refresher);
+		lock->refresher = NULL;
+	}
+	php_lock_auto_pause(lock);
 	if (lkc_hold_foreign(&lock->hold) || !release) {
 		lkc_abandon(store, &lock->hold);
 	} else {
@@ -232,6 +306,7 @@ static void php_lock_free(zend_object *obj)
 
 	if (lock->ready) {
 		php_lock_let_go(lock);
+		php_lock_auto_stop(lock);
 		lkc_hold_dispose(&lock->hold);
 		lkc_store_release(lock->store);
 	}
@@ -293,15 +368,17 @@ ZEND_METHOD(Lock_Lock, __construct)
 	bool ttl_null = false;
 	bool auto_release = true;
 	zend_string *owner = NULL;
-	int64_t ttl_ms;
+	zval *auto_refresh = NULL;
+	int64_t ttl_ms, auto_ms;
 
-	ZEND_PARSE_PARAMETERS_START(2, 5)
+	ZEND_PARSE_PARAMETERS_START(2, 6)
 		Z_PARAM_STR(resource)
 		Z_PARAM_OBJ_OF_CLASS(store, php_lock_ce_store)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_DOUBLE_OR_NULL(ttl, ttl_null)
 		Z_PARAM_BOOL(auto_release)
 		Z_PARAM_STR_OR_NULL(owner)
+		Z_PARAM_ZVAL(auto_refresh)
 	ZEND_PARSE_PARAMETERS_END();
 
 	if (lock->ready) {
@@ -315,9 +392,13 @@ ZEND_METHOD(Lock_Lock, __construct)
 		zend_argument_type_error(2, "must be an initialized store");
 		RETURN_THROWS();
 	}
+	if (!php_lock_auto_refresh_arg(auto_refresh, 6, &auto_ms)) {
+		RETURN_THROWS();
+	}
 	if (!php_lock_init(lock, resource, php_lock_store_from_obj(store)->store, ttl_ms, auto_release, owner, 5)) {
 		RETURN_THROWS();
 	}
+	lock->auto_ms = auto_ms;
 }
 
 /* Parses the (blocking, timeout) pair into a core wait: 0, a bound or forever. */
@@ -394,14 +475,16 @@ static zend_always_inline bool php_lock_take(php_lock_obj *lock, lkc_mode mode, 
 	lkc_rc rc;
 
 	lkc_err_clear(&err);
+	php_lock_auto_pause(lock);
 	if (lock->hold.mode == mode && !lkc_hold_foreign(&lock->hold)) {
 		/* Held already: acquiring again extends the hold. */
 		rc = lkc_refresh(store, &lock->hold, lock->ttl_ms, &err);
 		/* A restored hold learns its real mode here: a read hold asked to be exclusive converts below. */
 		if (rc == LKC_OK && lock->hold.mode == mode) {
-			return true;
+			return php_lock_auto_follow(lock, lock->ttl_ms, true);
 		}
 		if (rc != LKC_OK && rc != LKC_EXPIRED && rc != LKC_LOST) {
+			php_lock_auto_follow(lock, lock->ttl_ms, false);
 			php_lock_throw(rc, &err, &lock->hold);
 			return false;
 		}
@@ -412,6 +495,7 @@ static zend_always_inline bool php_lock_take(php_lock_obj *lock, lkc_mode mode, 
 		}
 	}
 	if (lock->hold.mode == LKC_MODE_NONE && php_lock_same_owner_holds(lock)) {
+		php_lock_auto_follow(lock, lock->ttl_ms, false);
 		if (wait_ms == 0) {
 			lkc_stats_add(store, LKC_STAT_FAILED);
 			return false;
@@ -424,6 +508,10 @@ static zend_always_inline bool php_lock_take(php_lock_obj *lock, lkc_mode mode, 
 	}
 	rc = lkc_acquire(store, &lock->hold, mode, lock->ttl_ms, wait_ms, &err);
 	php_lock_track(lock);
+	/* A conversion that failed keeps the hold as it was: its refreshing goes on. */
+	if (!php_lock_auto_follow(lock, lock->ttl_ms, rc == LKC_OK)) {
+		return false;
+	}
 	switch (rc) {
 		case LKC_OK:
 			return true;
@@ -492,6 +580,7 @@ static void php_lock_after_run(php_lock_obj *lock, lkc_mode before)
 		return;
 	}
 	lkc_err_clear(&err);
+	php_lock_auto_pause(lock);
 	if (before == LKC_MODE_SHARED) {
 		rc = lkc_acquire(store, &lock->hold, LKC_MODE_SHARED, lock->ttl_ms, 0, &err);
 	} else {
@@ -501,6 +590,7 @@ static void php_lock_after_run(php_lock_obj *lock, lkc_mode before)
 		lkc_abandon(store, &lock->hold);
 	}
 	php_lock_track(lock);
+	php_lock_auto_follow(lock, lock->ttl_ms, rc == LKC_OK);
 	if (rc != LKC_OK && !threw) {
 		php_lock_throw(rc, &err, &lock->hold);
 	}
@@ -604,8 +694,11 @@ ZEND_METHOD(Lock_Lock, refresh)
 		php_lock_track(lock);
 	}
 	/* On stores without expiry, the store's refresh checks that the hold is still ours. */
+	php_lock_auto_pause(lock);
 	rc = lkc_refresh(store, &lock->hold, ttl_ms, &err);
 	php_lock_track(lock);
+	/* The thread refreshes with the TTL of the last refresh. */
+	php_lock_auto_follow(lock, ttl_ms, rc == LKC_OK);
 	if (rc != LKC_OK) {
 		php_lock_throw(rc, &err, &lock->hold);
 		RETURN_THROWS();
@@ -646,8 +739,11 @@ ZEND_METHOD(Lock_Lock, release)
 	}
 	/* Not held, but a failed acquire may have taken it on the server: lkc_release gives that back. */
 	lkc_err_clear(&err);
+	php_lock_auto_pause(lock);
 	rc = lkc_release(store, &lock->hold, delay_ms, &err);
 	php_lock_track(lock);
+	/* A release that did not reach the store leaves the hold ours: it is still refreshed. */
+	php_lock_auto_follow(lock, lock->ttl_ms, false);
 	if (rc != LKC_OK) {
 		php_lock_throw(rc, &err, &lock->hold);
 		RETURN_THROWS();
@@ -666,12 +762,14 @@ ZEND_METHOD(Lock_Lock, isAcquired)
 		RETURN_THROWS();
 	}
 	lkc_err_clear(&err);
+	php_lock_auto_peek(lock);
 	rc = lkc_check(php_lock_store_of(lock), &lock->hold, &err);
 	switch (rc) {
 		case LKC_OK:
 			RETURN_TRUE;
 		case LKC_EXPIRED:
 		case LKC_LOST:
+			php_lock_auto_stop(lock);
 			RETURN_FALSE;
 		default:
 			php_lock_throw(rc, &err, &lock->hold);
@@ -688,6 +786,7 @@ ZEND_METHOD(Lock_Lock, isExpired)
 	if (!php_lock_ready(lock)) {
 		RETURN_THROWS();
 	}
+	php_lock_auto_peek(lock);
 	RETURN_BOOL(lock->hold.expires_ns != 0 && lkc_now_ns() >= lock->hold.expires_ns);
 }
 
@@ -701,7 +800,11 @@ ZEND_METHOD(Lock_Lock, getRemainingLifetime)
 	if (!php_lock_ready(lock)) {
 		RETURN_THROWS();
 	}
-	if (lock->hold.mode == LKC_MODE_NONE || lock->hold.expires_ns == 0 || lkc_hold_foreign(&lock->hold)) {
+	if (lock->hold.mode == LKC_MODE_NONE || lkc_hold_foreign(&lock->hold)) {
+		RETURN_NULL();
+	}
+	php_lock_auto_peek(lock);
+	if (lock->hold.expires_ns == 0) {
 		RETURN_NULL();
 	}
 	now = lkc_now_ns();
@@ -772,6 +875,7 @@ ZEND_METHOD(Lock_Lock, getFencingToken)
 	}
 	if (rc == LKC_EXPIRED || rc == LKC_LOST) {
 		/* Asking found the hold gone (a restored token, a TTL run out): not held, so no token. */
+		php_lock_auto_pause(lock);
 		lkc_abandon(php_lock_store_of(lock), &lock->hold);
 		php_lock_track(lock);
 		RETURN_NULL();
@@ -781,6 +885,40 @@ ZEND_METHOD(Lock_Lock, getFencingToken)
 		RETURN_THROWS();
 	}
 	RETURN_LONG((zend_long) fence);
+}
+
+/*
+ * A restored hold: the refreshing an earlier lock object of this process left
+ * behind (autoRelease false) is this lock's now, going on with its settings or
+ * stopped when it has none; else, with $autoRefresh, refreshing starts at once.
+ */
+static bool php_lock_auto_restore(php_lock_obj *lock)
+{
+	lkc_store *store = php_lock_store_of(lock);
+	lkc_auto *left = lkc_auto_adopt(store, &lock->hold);
+	lkc_err err;
+
+	if (left != NULL && lock->auto_ms == 0) {
+		lkc_auto_stop(left);
+		return true;
+	}
+	if (lock->auto_ms == 0) {
+		return true;
+	}
+	lock->auto_until_ns = lock->auto_ms > 0 ? lkc_now_ns() + (uint64_t) lock->auto_ms * 1000000u : 0;
+	if (left != NULL) {
+		lock->refresher = left;
+		lkc_auto_pause(left, &lock->hold);
+		lkc_auto_resume(left, &lock->hold, lock->ttl_ms, lock->auto_until_ns, false);
+		return true;
+	}
+	lkc_err_clear(&err);
+	if (lkc_auto_start(store, &lock->hold, lock->ttl_ms, lkc_now_ns(), lock->auto_until_ns, &lock->refresher, &err)
+		!= LKC_OK) {
+		php_lock_throw(err.code, &err, NULL);
+		return false;
+	}
+	return true;
 }
 
 bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num)
@@ -807,7 +945,7 @@ bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num)
 		return false;
 	}
 	php_lock_track(lock);
-	return true;
+	return php_lock_auto_restore(lock);
 }
 
 void php_lock_setup_lock_class(void)

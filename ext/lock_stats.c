@@ -38,7 +38,8 @@ static void php_lock_stats_total(lkc_stats *total)
 	memset(total, 0, sizeof(*total));
 	for (int k = 0; k < LKC_KINDS; k++) {
 		for (int i = 0; i < LKC_STATS; i++) {
-			total->n[i] += lkc_stats_of[k].n[i];
+			/* The auto-refresh thread adds to its counter meanwhile. */
+			total->n[i] += __atomic_load_n(&lkc_stats_of[k].n[i], __ATOMIC_RELAXED);
 		}
 		total->wait_ns += lkc_stats_of[k].wait_ns;
 	}
@@ -49,7 +50,7 @@ static void php_lock_stats_entry(zval *entry, const lkc_stats *st)
 {
 	array_init_size(entry, LKC_STATS + 1);
 	for (int i = 0; i < LKC_STATS; i++) {
-		add_assoc_long(entry, lkc_stat_names[i], (zend_long) st->n[i]);
+		add_assoc_long(entry, lkc_stat_names[i], (zend_long) __atomic_load_n(&st->n[i], __ATOMIC_RELAXED));
 	}
 	add_assoc_double(entry, "wait_seconds", (double) st->wait_ns / 1e9);
 }

@@ -122,6 +122,38 @@ bool php_lock_ttl_arg(double ttl, bool is_null, uint32_t arg_num, int64_t *ttl_m
 	return php_lock_seconds_to_ms(ttl, arg_num, false, ttl_ms);
 }
 
+bool php_lock_auto_refresh_arg(zval *arg, uint32_t arg_num, int64_t *auto_ms)
+{
+	double seconds;
+	bool on;
+
+	if (arg == NULL || Z_TYPE_P(arg) == IS_FALSE) {
+		*auto_ms = 0;
+		return true;
+	}
+	if (Z_TYPE_P(arg) == IS_TRUE) {
+		*auto_ms = -1;
+		return true;
+	}
+	if (Z_TYPE_P(arg) == IS_DOUBLE || Z_TYPE_P(arg) == IS_LONG) {
+		seconds = Z_TYPE_P(arg) == IS_DOUBLE ? Z_DVAL_P(arg) : (double) Z_LVAL_P(arg);
+	} else if (Z_TYPE_P(arg) == IS_NULL || !zend_parse_arg_double_slow(arg, &seconds, arg_num)) {
+		/* PHP's coercion of a bool|float argument: a number first, then a bool (strict_types allows neither). */
+		if (EG(exception) || Z_TYPE_P(arg) == IS_NULL || !zend_parse_arg_bool_slow(arg, &on, arg_num)) {
+			if (!EG(exception)) {
+				zend_argument_type_error(arg_num, "must be of type float|bool, %s given", zend_zval_type_name(arg));
+			}
+			return false;
+		}
+		*auto_ms = on ? -1 : 0;
+		return true;
+	}
+	if (EG(exception)) {
+		return false;
+	}
+	return php_lock_duration_to_ms(seconds, arg_num, NULL, false, auto_ms);
+}
+
 bool php_lock_resource_arg(zend_string *resource, uint32_t arg_num)
 {
 	if (ZSTR_LEN(resource) == 0 || ZSTR_LEN(resource) > LKC_RESOURCE_MAX) {

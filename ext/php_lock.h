@@ -20,6 +20,9 @@ typedef struct php_lock_obj {
 	lkc_store *store;
 	int64_t ttl_ms;              /* LKC_TTL_NONE for no expiry */
 	bool auto_release;
+	int64_t auto_ms;             /* $autoRefresh: 0 off, -1 for as long as the hold lasts, else the most ms of refreshing */
+	uint64_t auto_until_ns;      /* the current hold's bound (auto_ms > 0), 0 none */
+	lkc_auto *refresher;         /* the core's record while the thread refreshes the hold, else NULL */
 	bool ready;                  /* the constructor ran */
 	/* The registry of held locks that request shutdown releases. */
 	struct php_lock_obj *prev;
@@ -93,6 +96,8 @@ bool php_lock_store_from_dsn(zval *return_value, zend_string *dsn, uint32_t arg_
 /* Initialises a new Lock\Lock object, with owner (argument owner_arg) or a random one when NULL; false when it threw. */
 bool php_lock_init(php_lock_obj *lock, zend_string *resource, lkc_store *store,
 	int64_t ttl_ms, bool auto_release, zend_string *owner, uint32_t owner_arg);
+/* Reads an $autoRefresh argument (bool|float) into *auto_ms: 0 off, -1 on, else the bound; false when it threw. */
+bool php_lock_auto_refresh_arg(zval *arg, uint32_t arg_num, int64_t *auto_ms);
 /* Makes a new lock stand for the hold of owner taken elsewhere; false when it threw. */
 bool php_lock_restore(php_lock_obj *lock, zend_string *owner, uint32_t arg_num);
 /* Releases, silently, every hold the request still has (request end, fatal error included). */

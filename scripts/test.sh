@@ -120,69 +120,6 @@ if ! "$root/scripts/build.sh" --dev >"$work/build.log" 2>&1; then
 	exit 1
 fi
 
-if [ ${#only[@]} -eq 0 ]; then
-	check arginfo "$root/scripts/gen-arginfo.sh" --check
-	check lua "$root/scripts/gen-lua.sh" --check
-	check package "$root/scripts/check-package.sh"
-	# The database and memcached stores are optional: a build without each one's client
-	# library still compiles and says so.
-	check build-without-libpq "$root/scripts/check-without-store.sh" pgsql
-	check build-without-libmariadb "$root/scripts/check-without-store.sh" mysql
-	check build-without-libmemcached "$root/scripts/check-without-store.sh" memcached
-
-	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
-	# cases count towards the security group.
-	make -s -j"$(nproc)" -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
-	core_security_pass=0
-	core_security_fail=0
-	: >"$work/core.log"
-	# Each test binary's run; the Sentinel and Cluster one, which mostly waits for its servers'
-	# failovers, goes on beside the others.
-	core_run() {
-		(cd tests/core && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
-			"./build/$1") >"$work/core-$1.log" 2>&1
-		echo $? >"$work/core-$1.status"
-	}
-	topo_pid=""
-	if [ -x tests/core/build/test_redis_topo ]; then
-		core_run test_redis_topo &
-		topo_pid=$!
-	fi
-	for t in tests/core/build/test_*; do
-		[ "$(basename "$t")" = test_redis_topo ] || core_run "$(basename "$t")"
-	done
-	[ -n "$topo_pid" ] && wait "$topo_pid"
-	for t in tests/core/build/test_*; do
-		log="$work/core-$(basename "$t").log"
-		status=$(cat "$work/core-$(basename "$t").status" 2>/dev/null || echo 1)
-		p=$(grep -c '^PASS ' "$log")
-		f=$(grep -c '^FAIL ' "$log")
-		if [ "$status" -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" || [ "$p" -eq 0 ]; then
-			f=$((f + 1))
-			echo "test: $(basename "$t") failed:" >&2
-			grep -v '^PASS ' "$log" | tail -n 60 >&2
-		fi
-		if [ "$(basename "$t")" = test_security ]; then
-			core_security_pass=$p
-			core_security_fail=$f
-		else
-			core_pass=$(( ${core_pass:-0} + p ))
-			core_fail=$(( ${core_fail:-0} + f ))
-		fi
-		cat "$log" >>"$work/core.log"
-	done
-	[ -n "$(ls tests/core/build/test_* 2>/dev/null)" ] || core_fail=1
-	record "core (ASan+UBSan)" "${core_pass:-0}" "${core_fail:-0}" 0
-
-	# A short libFuzzer run of every harness of the core's parsers (longer: scripts/fuzz.sh).
-	FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "$root/scripts/fuzz.sh" >"$work/fuzz.log" 2>&1
-	fuzz_pass=$(grep -c ': [0-9]* runs, ok$' "$work/fuzz.log")
-	fuzz_fail=$(grep -c 'FAILED\|build failed\|not found' "$work/fuzz.log")
-	[ "$fuzz_pass" -eq 0 ] && fuzz_fail=$((fuzz_fail + 1))
-	[ "$fuzz_fail" -gt 0 ] && { echo "test: fuzzing failed:" >&2; tail -n 40 "$work/fuzz.log" >&2; }
-	record fuzz "$fuzz_pass" "$fuzz_fail" 0
-fi
-
 # Redis servers of our own on free loopback ports for the phpt suite: the first for every
 # Redis test, the other two with it for the combined store (LOCK_TEST_REDIS_PORT2, _PORT3).
 redis_pids=()
@@ -282,6 +219,88 @@ else
 	record "MariaDB test server" 0 1 0
 fi
 # --- end MySQL store ---
+
+# The checks, the C core's tests and the fuzzing run once the servers are up: the core's
+# database and memcached cases use them (LOCK_TEST_PGSQL_DSN, _MYSQL_DSN, _MEMCACHED_PORT).
+if [ ${#only[@]} -eq 0 ]; then
+	check arginfo "$root/scripts/gen-arginfo.sh" --check
+	check lua "$root/scripts/gen-lua.sh" --check
+	check package "$root/scripts/check-package.sh"
+	# The database and memcached stores are optional: a build without each one's client
+	# library still compiles and says so.
+	check build-without-libpq "$root/scripts/check-without-store.sh" pgsql
+	check build-without-libmariadb "$root/scripts/check-without-store.sh" mysql
+	check build-without-libmemcached "$root/scripts/check-without-store.sh" memcached
+
+	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
+	# cases count towards the security group.
+	make -s -j"$(nproc)" -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
+	core_security_pass=0
+	core_security_fail=0
+	: >"$work/core.log"
+	# Each test binary's run; the Sentinel and Cluster one, which mostly waits for its servers'
+	# failovers, goes on beside the others.
+	core_run() {
+		(cd tests/core && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1 \
+			"./build/$1") >"$work/core-$1.log" 2>&1
+		echo $? >"$work/core-$1.status"
+	}
+	topo_pid=""
+	if [ -x tests/core/build/test_redis_topo ]; then
+		core_run test_redis_topo &
+		topo_pid=$!
+	fi
+	for t in tests/core/build/test_*; do
+		[ "$(basename "$t")" = test_redis_topo ] || core_run "$(basename "$t")"
+	done
+	[ -n "$topo_pid" ] && wait "$topo_pid"
+	for t in tests/core/build/test_*; do
+		log="$work/core-$(basename "$t").log"
+		status=$(cat "$work/core-$(basename "$t").status" 2>/dev/null || echo 1)
+		p=$(grep -c '^PASS ' "$log")
+		f=$(grep -c '^FAIL ' "$log")
+		if [ "$status" -ne 0 ] || grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" || [ "$p" -eq 0 ]; then
+			f=$((f + 1))
+			echo "test: $(basename "$t") failed:" >&2
+			grep -v '^PASS ' "$log" | tail -n 60 >&2
+		fi
+		if [ "$(basename "$t")" = test_security ]; then
+			core_security_pass=$p
+			core_security_fail=$f
+		else
+			core_pass=$(( ${core_pass:-0} + p ))
+			core_fail=$(( ${core_fail:-0} + f ))
+		fi
+		cat "$log" >>"$work/core.log"
+	done
+	[ -n "$(ls tests/core/build/test_* 2>/dev/null)" ] || core_fail=1
+	record "core (ASan+UBSan)" "${core_pass:-0}" "${core_fail:-0}" 0
+
+	# The auto-refresh thread's test again under ThreadSanitizer, the core built for it.
+	tsan_fail=0
+	if make -s -j"$(nproc)" -C tests/core tsan >"$work/core-tsan-build.log" 2>&1; then
+		(cd tests/core && TSAN_OPTIONS=halt_on_error=0:exitcode=66 ./build/tsan/test_auto) >"$work/core-tsan.log" 2>&1 || tsan_fail=1
+	else
+		cp "$work/core-tsan-build.log" "$work/core-tsan.log"
+		tsan_fail=1
+	fi
+	p=$(grep -c '^PASS ' "$work/core-tsan.log")
+	f=$(grep -c '^FAIL ' "$work/core-tsan.log")
+	if [ "$tsan_fail" -ne 0 ] || grep -q 'WARNING: ThreadSanitizer' "$work/core-tsan.log" || [ "$p" -eq 0 ]; then
+		f=$((f + 1))
+		echo "test: test_auto under ThreadSanitizer failed:" >&2
+		grep -v '^PASS ' "$work/core-tsan.log" | tail -n 60 >&2
+	fi
+	record "core (ThreadSanitizer: test_auto)" "$p" "$f" 0
+
+	# A short libFuzzer run of every harness of the core's parsers (longer: scripts/fuzz.sh).
+	FUZZ_SECONDS="${FUZZ_SECONDS:-10}" "$root/scripts/fuzz.sh" >"$work/fuzz.log" 2>&1
+	fuzz_pass=$(grep -c ': [0-9]* runs, ok$' "$work/fuzz.log")
+	fuzz_fail=$(grep -c 'FAILED\|build failed\|not found' "$work/fuzz.log")
+	[ "$fuzz_pass" -eq 0 ] && fuzz_fail=$((fuzz_fail + 1))
+	[ "$fuzz_fail" -gt 0 ] && { echo "test: fuzzing failed:" >&2; tail -n 40 "$work/fuzz.log" >&2; }
+	record fuzz "$fuzz_pass" "$fuzz_fail" 0
+fi
 
 # run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on
 # the second attempt as a warning, with the first attempt's output gone. A test that passes

@@ -82,7 +82,7 @@ namespace Lock {
      */
     final class Lock
     {
-        public function __construct(string $resource, Store $store, ?float $ttl = 300.0, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null) {}
+        public function __construct(string $resource, Store $store, ?float $ttl = 300.0, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null, bool|float $autoRefresh = false) {}
 
         public function acquire(bool $blocking = false, ?float $timeout = null): bool {}
 
@@ -120,10 +120,10 @@ namespace Lock {
         public static function fromDsn(#[\SensitiveParameter] string $dsn): Factory {}
 
         /** $ttl false: the factory's default TTL; null: no expiry */
-        public function createLock(string $resource, float|null|false $ttl = false, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null): Lock {}
+        public function createLock(string $resource, float|null|false $ttl = false, bool $autoRelease = true, #[\SensitiveParameter] ?string $owner = null, bool|float $autoRefresh = false): Lock {}
 
         /** $ttl false: the factory's default TTL; null: no expiry */
-        public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, float|null|false $ttl = false, bool $autoRelease = false): Lock {}
+        public function restoreLock(string $resource, #[\SensitiveParameter] string $owner, float|null|false $ttl = false, bool $autoRelease = false, bool|float $autoRefresh = false): Lock {}
 
         public function getStore(): Store {}
     }

@@ -1,5 +1,5 @@
 /* This is a generated file, edit the .stub.php file instead.
- * Stub hash: 152f9f54e9ecd2edbc85b1345920633dc61dd8ac */
+ * Stub hash: 0c7050e098dad466cb0ffad484dfdc5dab9f9799 */
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Lock_stats, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
@@ -31,6 +31,7 @@ ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Lock_Lock___construct, 0, 0, 2)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, ttl, IS_DOUBLE, 1, "300.0")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, owner, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_MASK(0, autoRefresh, MAY_BE_BOOL|MAY_BE_DOUBLE, "false")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Lock_Lock_acquire, 0, 0, _IS_BOOL, 0)
@@ -85,6 +86,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_createLock, 0,
 	ZEND_ARG_TYPE_MASK(0, ttl, MAY_BE_DOUBLE|MAY_BE_NULL|MAY_BE_FALSE, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "true")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, owner, IS_STRING, 1, "null")
+	ZEND_ARG_TYPE_MASK(0, autoRefresh, MAY_BE_BOOL|MAY_BE_DOUBLE, "false")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_restoreLock, 0, 2, Lock\\Lock, 0)
@@ -92,6 +94,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_restoreLock, 0
 	ZEND_ARG_TYPE_INFO(0, owner, IS_STRING, 0)
 	ZEND_ARG_TYPE_MASK(0, ttl, MAY_BE_DOUBLE|MAY_BE_NULL|MAY_BE_FALSE, "false")
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, autoRelease, _IS_BOOL, 0, "false")
+	ZEND_ARG_TYPE_MASK(0, autoRefresh, MAY_BE_BOOL|MAY_BE_DOUBLE, "false")
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Lock_Factory_getStore, 0, 0, Lock\\Store, 0)

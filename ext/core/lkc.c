@@ -197,15 +197,22 @@ lkc_rc lkc_token_new(char out[LKC_TOKEN_LEN + 1], lkc_err *err)
 }
 
 static lkc_interrupt_fn interrupt_hook;
+/* The calling thread is one of ours that the host never runs in (lkc_thread_without_host). */
+static __thread int lkc_no_host;
 
 void lkc_set_interrupt_hook(lkc_interrupt_fn fn)
 {
 	interrupt_hook = fn;
 }
 
+void lkc_thread_without_host(void)
+{
+	lkc_no_host = 1;
+}
+
 int lkc_interrupted(void)
 {
-	return interrupt_hook != NULL && interrupt_hook();
+	return !lkc_no_host && interrupt_hook != NULL && interrupt_hook();
 }
 
 lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *err)
@@ -278,6 +285,40 @@ void lkc_hold_dispose(lkc_hold *hold)
 	hold->mode = LKC_MODE_NONE;
 }
 
+lkc_rc lkc_hold_copy(lkc_hold *dst, const lkc_hold *src, lkc_err *err)
+{
+	*dst = *src;
+	dst->fd = -1;
+	dst->path = NULL;
+	dst->session = NULL;
+	dst->parts = NULL;
+	dst->nparts = 0;
+	dst->resource = malloc(src->resource_len + 1);
+	if (dst->resource == NULL) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	memcpy(dst->resource, src->resource, src->resource_len + 1);
+	if (src->nparts > 0) {
+		dst->parts = calloc((size_t) src->nparts, sizeof(*dst->parts));
+		if (dst->parts == NULL) {
+			lkc_hold_dispose(dst);
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		dst->nparts = src->nparts;
+		for (int i = 0; i < src->nparts; i++) {
+			/* A part shares the resource of its hold, and keeps nothing else that is allocated. */
+			dst->parts[i] = src->parts[i];
+			dst->parts[i].resource = dst->resource;
+			dst->parts[i].fd = -1;
+			dst->parts[i].path = NULL;
+			dst->parts[i].session = NULL;
+			dst->parts[i].parts = NULL;
+			dst->parts[i].nparts = 0;
+		}
+	}
+	return LKC_OK;
+}
+
 /* Clears what a hold knows of a hold it no longer has. */
 static void lkc_hold_forget(lkc_hold *hold)
 {
@@ -316,7 +357,7 @@ static lkc_rc refuse_foreign(lkc_err *err)
 		"this hold belongs to the parent process; a forked child cannot touch it");
 }
 
-static uint64_t expiry_from(uint64_t start_ns, int64_t ttl_ms, uint64_t margin_ns)
+uint64_t lkc_hold_expiry(uint64_t start_ns, int64_t ttl_ms, uint64_t margin_ns)
 {
 	if (ttl_ms == LKC_TTL_NONE) {
 		return 0;
@@ -392,7 +433,7 @@ void lkc_acquire_end(lkc_store *store, lkc_hold *hold, lkc_mode mode, int64_t tt
 	hold->mode = mode;
 	hold->pid = lkc_pid();
 	hold->forks = lkc_fork_count();
-	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms, hold->margin_ns) : 0;
+	hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_hold_expiry(start, ttl_ms, hold->margin_ns) : 0;
 }
 
 void lkc_acquire_failed(lkc_store *store, lkc_hold *hold, int64_t wait_ms, uint64_t start, lkc_rc rc)
@@ -464,7 +505,7 @@ lkc_rc lkc_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *er
 	rc = store->ops->refresh(store, hold, ttl_ms, err);
 	if (rc == LKC_OK) {
 		lkc_stats_add(store, LKC_STAT_REFRESHED);
-		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? expiry_from(start, ttl_ms, hold->margin_ns) : 0;
+		hold->expires_ns = (store->ops->caps & LKC_CAP_EXPIRY) ? lkc_hold_expiry(start, ttl_ms, hold->margin_ns) : 0;
 		return rc;
 	}
 	lkc_stats_answer(store, hold, rc);
@@ -579,6 +620,9 @@ void lkc_store_release(lkc_store *store)
 	if (store->refs > 0) {
 		store->refs--;
 		return;
+	}
+	if (store->twin != NULL) {
+		lkc_auto_untwin(store);
 	}
 	free(store->ns);
 	store->ns = NULL;

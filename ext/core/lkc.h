@@ -119,6 +119,8 @@ void lkc_sha256(const void *data, size_t len, unsigned char out[32]);
 typedef int (*lkc_interrupt_fn)(void);
 void lkc_set_interrupt_hook(lkc_interrupt_fn fn);
 int lkc_interrupted(void);
+/* Marks the calling thread as one of ours that the host never runs in: lkc_interrupted() is 0 there. */
+void lkc_thread_without_host(void);
 
 typedef enum {
 	LKC_MODE_NONE = 0,
@@ -160,6 +162,13 @@ typedef struct lkc_hold {
 lkc_rc lkc_hold_init(lkc_hold *hold, const char *resource, size_t len, lkc_err *err);
 /* Frees what lkc_hold_init and the stores allocated; does not release. */
 void lkc_hold_dispose(lkc_hold *hold);
+/*
+ * Makes dst a copy of src that another thread may refresh: its own resource
+ * and parts, no file, no session. dst is the caller's to dispose.
+ */
+lkc_rc lkc_hold_copy(lkc_hold *dst, const lkc_hold *src, lkc_err *err);
+/* When a hold of ttl_ms whose take or refresh was sent at start_ns counts as gone (0: never). */
+uint64_t lkc_hold_expiry(uint64_t start_ns, int64_t ttl_ms, uint64_t margin_ns);
 
 typedef struct lkc_store lkc_store;
 
@@ -302,6 +311,13 @@ typedef struct lkc_store_ops {
 	 * now, taking nothing and waking nobody; NULL on stores that cannot tell.
 	 */
 	lkc_rc (*inspect)(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
+	/*
+	 * Opens *out, a store of the same settings whose connections are its own
+	 * (never pooled, never shared with store), for the auto-refresh thread
+	 * (lkc_auto.c): that thread calls only its refresh, and its destroy. NULL on
+	 * stores whose holds do not expire.
+	 */
+	lkc_rc (*twin)(lkc_store *store, lkc_store **out, lkc_err *err);
 	/* The counters of this kind of store (an element of lkc_stats_of). */
 	lkc_stats *stats;
 } lkc_store_ops;
@@ -320,6 +336,8 @@ struct lkc_store {
 	size_t ns_len;
 	/* The first ns_server_len bytes of ns name the server as it was spelled; the rest, the place on it. */
 	size_t ns_server_len;
+	/* The auto-refresh thread's copy of this store (lkc_auto.c), NULL until a hold asks for refreshing. */
+	struct lkc_auto_twin *twin;
 };
 
 /*
@@ -424,6 +442,51 @@ void lkc_abandon(lkc_store *store, lkc_hold *hold);
 lkc_rc lkc_wait_free(lkc_store *store, const char *resource, size_t len, int64_t wait_ms, lkc_err *err);
 /* What the store knows of the resource now (see lkc_inspect); *out is the caller's to free with lkc_inspect_free. */
 lkc_rc lkc_inspect_resource(lkc_store *store, const char *resource, size_t len, lkc_inspect *out, lkc_err *err);
+
+/*
+ * Auto-refresh (lkc_auto.c): holds that a thread of the process refreshes about
+ * every third of their TTL while their owner lets it, on the store's twin
+ * (ops->twin). One thread per process, started by the first hold that asks; a
+ * forked child has none and never refreshes its parent's holds. The owner
+ * (the host's lock object) pauses its record around every operation of its
+ * own on the hold, so that the two never send at once.
+ */
+typedef struct lkc_auto lkc_auto;
+/*
+ * Starts refreshing a copy of hold (held, on store) with ttl_ms, first at
+ * due_ns (0: a third of the TTL from now), never after until_ns (0: no
+ * bound). *out is NULL and LKC_OK where there is nothing to refresh: a store
+ * whose holds do not expire, a hold without TTL.
+ */
+lkc_rc lkc_auto_start(lkc_store *store, const lkc_hold *hold, int64_t ttl_ms, uint64_t due_ns, uint64_t until_ns,
+	lkc_auto **out, lkc_err *err);
+/*
+ * Takes the record back for an operation of the owner: waits for a refresh
+ * under way, stops the next ones, and gives hold what they learnt (its expiry,
+ * the store's guesses). LKC_OK, or LKC_EXPIRED / LKC_LOST when a refresh found
+ * the hold gone.
+ */
+lkc_rc lkc_auto_pause(lkc_auto *a, lkc_hold *hold);
+/*
+ * Goes on refreshing after the owner's operation, from hold as it is now (its
+ * mode, parts and expiry) with ttl_ms; refreshed: the owner refreshed it, so the
+ * next refresh is a third of the TTL from now.
+ */
+void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t until_ns, int refreshed);
+/* Gives hold the expiry the last refresh set, without pausing. */
+void lkc_auto_peek(lkc_auto *a, lkc_hold *hold);
+/* Stops refreshing and frees the record (after a refresh under way). */
+void lkc_auto_stop(lkc_auto *a);
+/* Leaves the record to the thread, which refreshes it until its bound or until it is found gone, then frees it. */
+void lkc_auto_detach(lkc_auto *a);
+/* Takes back (paused) a detached record of this process for hold's resource and owner on a store of store's namespace; NULL when none. */
+lkc_auto *lkc_auto_adopt(lkc_store *store, const lkc_hold *hold);
+/* How many holds this process's thread refreshes now. */
+size_t lkc_auto_count(void);
+/* Drops a store's twin as the store goes (lkc_store_release). */
+void lkc_auto_untwin(lkc_store *store);
+/* Stops the thread (after a refresh under way) and frees every record (module shutdown). */
+void lkc_auto_shutdown(void);
 
 /* flock store: one lock file per resource in directory (created with mode when missing). */
 lkc_rc lkc_flock_open(lkc_store **out, const char *directory, int mode, lkc_err *err);

@@ -844,6 +844,40 @@ static void lkc_cb_destroy(lkc_store *store)
 	free(s);
 }
 
+static const lkc_store_ops lkc_cb_ops;
+
+/* A combined store over twins of the members, for the auto-refresh thread. */
+static lkc_rc lkc_cb_twin(lkc_store *store, lkc_store **out, lkc_err *err)
+{
+	const lkc_cb_store *s = (const lkc_cb_store *) store;
+	lkc_cb_store *t = calloc(1, sizeof(*t));
+
+	*out = NULL;
+	if (t == NULL || (store->ns_len > 0 && (t->base.ns = malloc(store->ns_len)) == NULL)) {
+		free(t);
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	t->base.ops = &lkc_cb_ops;
+	if (store->ns_len > 0) {
+		memcpy(t->base.ns, store->ns, store->ns_len);
+	}
+	t->base.ns_len = store->ns_len;
+	t->quorum = s->quorum;
+	t->timeout_ms = s->timeout_ms;
+	for (int i = 0; i < s->n; i++) {
+		lkc_rc rc = s->members[i]->ops->twin(s->members[i], &t->members[i], err);
+
+		if (rc != LKC_OK) {
+			lkc_store_release(&t->base);
+			return rc;
+		}
+		t->n = i + 1;
+	}
+	lkc_store_opened(&t->base);
+	*out = &t->base;
+	return LKC_OK;
+}
+
 static const lkc_store_ops lkc_cb_ops = {
 	.name = "combined",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING,
@@ -855,6 +889,7 @@ static const lkc_store_ops lkc_cb_ops = {
 	.force_release = lkc_cb_force_release,
 	.abandon = lkc_cb_abandon,
 	.destroy = lkc_cb_destroy,
+	.twin = lkc_cb_twin,
 	.fence = lkc_cb_fence,
 	.settle = lkc_cb_settle,
 	.wait_free = lkc_cb_wait_free,

@@ -1362,6 +1362,8 @@ static lkc_rc lkc_mc_server_id(lkc_store *store, char **id, size_t *len, lkc_err
 	LKC_MC_BUSY(store, lkc_mc_server_id_io(store, id, len, err));
 }
 
+static lkc_rc lkc_mc_twin(lkc_store *store, lkc_store **out, lkc_err *err);
+
 static const lkc_store_ops lkc_mc_ops = {
 	.name = "memcached",
 	.caps = LKC_CAP_EXPIRY,
@@ -1378,6 +1380,7 @@ static const lkc_store_ops lkc_mc_ops = {
 	.wait_free = lkc_mc_wait_free,
 	.server_id = lkc_mc_server_id,
 	.inspect = lkc_mc_inspect,
+	.twin = lkc_mc_twin,
 	.stats = &lkc_stats_of[LKC_KIND_MEMCACHED],
 };
 
@@ -1456,6 +1459,62 @@ lkc_rc lkc_memcached_open(lkc_store **out, lkc_memcached_config *cfg, lkc_err *e
 	}
 	lkc_store_opened(&s->base);
 	*out = &s->base;
+	return LKC_OK;
+}
+
+/*
+ * A store of the same settings with a handle of its own, never pooled, for the
+ * auto-refresh thread. Its refresh reads only the hold's resource and owner;
+ * what else it touches is the twin's (its handle, its busy count and mask) or
+ * safe across threads: the signal set is made once (pthread_once) and only
+ * read, the mask it blocks is the calling thread's, and it never sleeps a
+ * backoff (no lkc_interrupted()) nor settles a take (a twin takes nothing).
+ */
+static lkc_rc lkc_mc_twin(lkc_store *store, lkc_store **out, lkc_err *err)
+{
+	const lkc_mc_store *s = (const lkc_mc_store *) store;
+	lkc_memcached_config cfg;
+	lkc_rc rc = LKC_OK;
+
+	*out = NULL;
+	lkc_memcached_config_init(&cfg);
+	cfg.timeout_ms = s->cfg.timeout_ms;
+	cfg.servers = calloc(s->cfg.nservers, sizeof(*cfg.servers));
+	cfg.prefix = malloc(s->cfg.prefix_len + 1);
+	if (cfg.servers == NULL || cfg.prefix == NULL) {
+		rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	for (size_t i = 0; rc == LKC_OK && i < s->cfg.nservers; i++) {
+		cfg.servers[i].host = strdup(s->cfg.servers[i].host);
+		cfg.servers[i].port = s->cfg.servers[i].port;
+		cfg.nservers++;
+		if (cfg.servers[i].host == NULL) {
+			rc = lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+	}
+	if (rc == LKC_OK) {
+		if (s->cfg.prefix_len > 0) {
+			memcpy(cfg.prefix, s->cfg.prefix, s->cfg.prefix_len);
+		}
+		cfg.prefix[s->cfg.prefix_len] = '\0';
+		cfg.prefix_len = s->cfg.prefix_len;
+		rc = lkc_memcached_open(out, &cfg, err);
+	}
+	/* What the open did not take (all of it when it failed early). */
+	lkc_memcached_config_free(&cfg);
+	if (rc != LKC_OK || store->ns == NULL) {
+		return rc;
+	}
+	(*out)->ns = malloc(store->ns_len + 1);
+	if ((*out)->ns == NULL) {
+		lkc_store_release(*out);
+		*out = NULL;
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	memcpy((*out)->ns, store->ns, store->ns_len);
+	(*out)->ns[store->ns_len] = '\0';
+	(*out)->ns_len = store->ns_len;
+	(*out)->ns_server_len = store->ns_server_len;
 	return LKC_OK;
 }
 

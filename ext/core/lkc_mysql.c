@@ -1491,6 +1491,50 @@ static void lkc_myb_abandon(lkc_store *store, lkc_hold *hold)
 	((lkc_my_store *) store)->kind->abandon(store, hold);
 }
 
+/*
+ * A store of the same settings whose sessions are its own and never pooled,
+ * for the auto-refresh thread (table holds only: session holds do not expire).
+ * Its refresh extends the row alone (lkc_myt_refresh); the sessions it opens
+ * are on that thread's busy list (lkc_my_busy is per thread), never the host's.
+ */
+static lkc_rc lkc_myb_twin(lkc_store *store, lkc_store **out, lkc_err *err)
+{
+	lkc_my_store *s = (lkc_my_store *) store;
+	lkc_my_config cfg;
+	lkc_rc rc;
+
+	*out = NULL;
+	/* Borrowed strings: lkc_my_open copies what it keeps. */
+	lkc_my_config_init(&cfg);
+	cfg.host = s->socket != NULL ? s->socket : s->host;
+	cfg.port = s->port;
+	cfg.user = s->user;
+	cfg.password = s->password;
+	cfg.dbname = s->dbname;
+	cfg.prefix = (char *) s->prefix;
+	cfg.prefix_len = s->prefix_len;
+	cfg.timeout_ms = s->timeout_ms;
+	cfg.table_holds = 1;
+	cfg.table = s->table;
+	if ((rc = lkc_my_open(out, &cfg, err)) != LKC_OK) {
+		return rc;
+	}
+	((lkc_my_store *) *out)->twin = 1;
+	if (store->ns != NULL) {
+		(*out)->ns = malloc(store->ns_len + 1);
+		if ((*out)->ns == NULL) {
+			lkc_store_release(*out);
+			*out = NULL;
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		memcpy((*out)->ns, store->ns, store->ns_len);
+		(*out)->ns[store->ns_len] = '\0';
+		(*out)->ns_len = store->ns_len;
+		(*out)->ns_server_len = store->ns_server_len;
+	}
+	return LKC_OK;
+}
+
 static const lkc_store_ops lkc_my_ops = {
 	.name = "MySQL",
 	.caps = LKC_CAP_FENCING | LKC_CAP_PROCESS_BOUND,
@@ -1526,5 +1570,6 @@ static const lkc_store_ops lkc_my_table_ops = {
 	.wait_free = lkc_myb_wait_free,
 	.server_id = lkc_myb_server_id,
 	.inspect = lkc_myb_inspect,
+	.twin = lkc_myb_twin,
 	.stats = &lkc_stats_of[LKC_KIND_MYSQL],
 };

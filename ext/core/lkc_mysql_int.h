@@ -63,6 +63,12 @@ typedef struct lkc_my_store {
 	 */
 	lkc_my_conn *strays;
 	uint64_t until;              /* the deadline of the store call under way, 0 for none */
+	/*
+	 * Set on a twin (lkc_myb_twin), whose refresh extends rows that another
+	 * store's sessions mark: hold->session, the GET_LOCK name and the row's conn
+	 * stay that store's.
+	 */
+	int twin;
 } lkc_my_store;
 
 /* The operations of table holds (lkc_mysql_table.c), run under the store call's bound. */

@@ -42,6 +42,10 @@
  * after at most LKC_MYT_RECHECK_MS. Either wait ends at the row's expiry and at the waiter's
  * deadline, and a release between the look and the wait lets GET_LOCK return at
  * once, so a waiter is never later than LKC_MYT_RECHECK_MS past a free row.
+ * A refresh through the store's twin (the auto-refresh thread's store, on
+ * sessions of its own) only extends the row: the name and conn stay the
+ * holder's session's, and a hold that no session marks stays unmarked until
+ * its own store refreshes it.
  */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE
@@ -668,6 +672,34 @@ static long lkc_myt_matched(MYSQL *my)
 	return strtol(at + strlen("matched:"), NULL, 10);
 }
 
+/*
+ * Runs a refresh's UPDATE (sql) on a session of the twin s: the row's expiry
+ * alone changes, and whatever else marks the hold stays its holder's (the
+ * session in hold->session, the GET_LOCK name it holds, the row's conn), so
+ * that its release still wakes the waiters. A row no longer ours and live is
+ * never written: LKC_EXPIRED or LKC_LOST.
+ */
+static lkc_rc lkc_myt_refresh_aside(lkc_my_store *s, const char *name, const char *sql, lkc_err *err)
+{
+	lkc_my_conn *c;
+	long matched;
+	lkc_rc rc;
+
+	if ((rc = lkc_my_get(s, &c, err)) != LKC_OK) {
+		return rc;
+	}
+	rc = lkc_myt_run(s, &c, sql, NULL, err);
+	if (rc != LKC_OK) {
+		if (c != NULL) {
+			lkc_my_put(s, c);
+		}
+		return rc;
+	}
+	matched = lkc_myt_matched(c->my);
+	lkc_my_put(s, c);
+	return matched == 1 ? LKC_OK : lkc_myt_gone(s, name, err);
+}
+
 static lkc_rc lkc_myt_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err)
 {
 	lkc_my_store *s = (lkc_my_store *) store;
@@ -685,6 +717,9 @@ static lkc_rc lkc_myt_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, 
 	lkc_myt_expiry(expiry, sizeof(expiry), ttl_ms);
 	snprintf(sql, sizeof(sql), "UPDATE `%s` SET expires_at = %s WHERE name = '%s' AND owner = %s AND " LKC_MYT_LIVE,
 		s->table, expiry, name, owner);
+	if (s->twin) {
+		return lkc_myt_refresh_aside(s, name, sql, err);
+	}
 	if ((rc = lkc_myt_hold_run(s, hold, sql, NULL, err)) != LKC_OK) {
 		return rc;
 	}

@@ -52,6 +52,7 @@
 
 /* The statements of the mode, with the table's quoted name in them. */
 struct lkc_pg_table {
+	char *given;     /* the name as the store was given it (schema.table or table), for its twin */
 	char *name;      /* "schema"."table" or "table", quoted */
 	char *create;
 	char *take;      /* $1 key, $2 owner, $3 TTL in ms (NULL: none): one row when taken */
@@ -130,6 +131,7 @@ void lkc_pg_table_free(lkc_pg_table *t)
 	if (t == NULL) {
 		return;
 	}
+	free(t->given);
 	free(t->name);
 	free(t->create);
 	free(t->take);
@@ -158,6 +160,7 @@ lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err)
 	if (t == NULL) {
 		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
 	}
+	t->given = strdup(table);
 	/* Quoted as given: the name is the one written, in its case. */
 	t->name = malloc(len + 5);
 	if (t->name != NULL) {
@@ -197,7 +200,7 @@ lkc_rc lkc_pg_table_setup(lkc_pg_store *s, const char *table, lkc_err *err)
 			" - " LKC_PGT_SWEEP_AGE " * interval '1 second' LIMIT " LKC_PGT_SWEEP_MAX " FOR UPDATE SKIP LOCKED)"
 			" AND expires_at < pg_catalog.clock_timestamp() - " LKC_PGT_SWEEP_AGE " * interval '1 second'", t->name);
 	}
-	if (t->name == NULL || t->create == NULL || t->take == NULL || t->left == NULL || t->release == NULL
+	if (t->given == NULL || t->name == NULL || t->create == NULL || t->take == NULL || t->left == NULL || t->release == NULL
 		|| t->cool == NULL || t->refresh == NULL || t->check == NULL || t->force == NULL || t->fence == NULL
 		|| t->inspect == NULL || t->sweep == NULL) {
 		lkc_pg_table_free(t);
@@ -690,6 +693,50 @@ static lkc_rc lkc_pgt_inspect(lkc_store *store, const char *resource, size_t len
 	return rc;
 }
 
+/*
+ * A store of the same settings whose sessions are its own and never pooled,
+ * for the auto-refresh thread. Its refresh reads only the hold's resource and
+ * owner, runs on a session of the twin, and touches no state of the process
+ * that is unsafe across threads: its statements never wait abortably (no
+ * lkc_interrupted()), and the sweep's counter is the release's alone.
+ */
+static lkc_rc lkc_pgt_twin(lkc_store *store, lkc_store **out, lkc_err *err)
+{
+	lkc_pg_store *s = (lkc_pg_store *) store;
+	lkc_pg_config cfg;
+	lkc_rc rc;
+
+	*out = NULL;
+	/* Borrowed strings: lkc_pg_open copies what it keeps. */
+	lkc_pg_config_init(&cfg);
+	cfg.host = s->host;
+	cfg.port = (int) strtol(s->port, NULL, 10);
+	cfg.user = s->user;
+	cfg.password = s->password;
+	cfg.dbname = s->dbname;
+	cfg.prefix = (char *) s->prefix;
+	cfg.prefix_len = s->prefix_len;
+	cfg.timeout_ms = s->timeout_ms;
+	cfg.table_holds = 1;
+	cfg.table = s->table->given;
+	if ((rc = lkc_pg_open(out, &cfg, err)) != LKC_OK) {
+		return rc;
+	}
+	if (store->ns != NULL) {
+		(*out)->ns = malloc(store->ns_len + 1);
+		if ((*out)->ns == NULL) {
+			lkc_store_release(*out);
+			*out = NULL;
+			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		memcpy((*out)->ns, store->ns, store->ns_len);
+		(*out)->ns[store->ns_len] = '\0';
+		(*out)->ns_len = store->ns_len;
+		(*out)->ns_server_len = store->ns_server_len;
+	}
+	return LKC_OK;
+}
+
 const lkc_store_ops lkc_pg_table_ops = {
 	.name = "PostgreSQL",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_FENCING,
@@ -706,5 +753,6 @@ const lkc_store_ops lkc_pg_table_ops = {
 	.wait_free = lkc_pgt_wait_free,
 	.server_id = lkc_pg_server_id,
 	.inspect = lkc_pgt_inspect,
+	.twin = lkc_pgt_twin,
 	.stats = &lkc_stats_of[LKC_KIND_PGSQL],
 };

@@ -601,6 +601,36 @@ lkc_rc lkc_redis_fence_floor(lkc_store *store, lkc_hold *hold, int64_t floor, lk
 	return rc;
 }
 
+static int lkc_rs_config_copy(lkc_redis_config *cfg, const lkc_redis_config *from);
+
+/* A copy of s (settings and namespace) whose connections are its own, for the auto-refresh thread. */
+static lkc_rc lkc_rs_twin(lkc_store *store, lkc_store **out, lkc_err *err)
+{
+	const lkc_rs_store *s = (const lkc_rs_store *) store;
+	lkc_redis_config cfg;
+	lkc_rc rc;
+
+	if (lkc_rs_config_copy(&cfg, &s->cfg) != 0) {
+		lkc_redis_config_free(&cfg);
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	/* Never pooled: the thread's connections are never the host thread's. */
+	cfg.persistent = 0;
+	rc = lkc_redis_open(out, &cfg, err);
+	if (rc == LKC_OK && store->ns_len > 0) {
+		(*out)->ns = malloc(store->ns_len);
+		if ((*out)->ns == NULL) {
+			lkc_store_release(*out);
+			*out = NULL;
+			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
+		}
+		memcpy((*out)->ns, store->ns, store->ns_len);
+		(*out)->ns_len = store->ns_len;
+		(*out)->ns_server_len = store->ns_server_len;
+	}
+	return rc;
+}
+
 static const lkc_store_ops lkc_rs_ops = {
 	.name = "redis",
 	.caps = LKC_CAP_EXPIRY | LKC_CAP_SHARED | LKC_CAP_FENCING,
@@ -617,6 +647,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.settle = lkc_rs_settle,
 	.wait_free = lkc_rs_wait_free,
 	.server_id = lkc_rs_server_id,
+	.twin = lkc_rs_twin,
 	.stats = &lkc_stats_of[LKC_KIND_REDIS],
 };
 
@@ -658,6 +689,57 @@ void lkc_redis_config_free(lkc_redis_config *cfg)
 		free(*strings[i]);
 		*strings[i] = NULL;
 	}
+}
+
+/* Copies a string that may be NULL into *to; -1 when out of memory. */
+static int lkc_rs_strdup(char **to, const char *from)
+{
+	*to = from != NULL ? strdup(from) : NULL;
+	return from != NULL && *to == NULL ? -1 : 0;
+}
+
+/* Makes cfg a deep copy of from; -1 when out of memory (cfg is then partly filled, freed as usual). */
+static int lkc_rs_config_copy(lkc_redis_config *cfg, const lkc_redis_config *from)
+{
+	int bad = 0;
+
+	*cfg = *from;
+	bad |= lkc_rs_strdup(&cfg->host, from->host);
+	bad |= lkc_rs_strdup(&cfg->socket_path, from->socket_path);
+	bad |= lkc_rs_strdup(&cfg->username, from->username);
+	bad |= lkc_rs_strdup(&cfg->password, from->password);
+	bad |= lkc_rs_strdup(&cfg->master_name, from->master_name);
+	bad |= lkc_rs_strdup(&cfg->sentinel_username, from->sentinel_username);
+	bad |= lkc_rs_strdup(&cfg->sentinel_password, from->sentinel_password);
+	bad |= lkc_rs_strdup(&cfg->tls_ca_file, from->tls_ca_file);
+	bad |= lkc_rs_strdup(&cfg->tls_ca_dir, from->tls_ca_dir);
+	bad |= lkc_rs_strdup(&cfg->tls_cert, from->tls_cert);
+	bad |= lkc_rs_strdup(&cfg->tls_key, from->tls_key);
+	bad |= lkc_rs_strdup(&cfg->tls_server_name, from->tls_server_name);
+	cfg->prefix = NULL;
+	cfg->seeds = NULL;
+	cfg->nseeds = 0;
+	if (from->prefix != NULL) {
+		cfg->prefix = malloc(from->prefix_len + 1);
+		if (cfg->prefix == NULL) {
+			cfg->prefix_len = 0;
+			return -1;
+		}
+		memcpy(cfg->prefix, from->prefix, from->prefix_len);
+		cfg->prefix[from->prefix_len] = '\0';
+	}
+	if (from->nseeds > 0) {
+		cfg->seeds = calloc(from->nseeds, sizeof(*cfg->seeds));
+		if (cfg->seeds == NULL) {
+			return -1;
+		}
+		cfg->nseeds = from->nseeds;
+		for (size_t i = 0; i < from->nseeds; i++) {
+			cfg->seeds[i].port = from->seeds[i].port;
+			bad |= lkc_rs_strdup(&cfg->seeds[i].host, from->seeds[i].host);
+		}
+	}
+	return bad;
 }
 
 /* A malloc'd printf. */

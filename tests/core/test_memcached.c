@@ -1,5 +1,16 @@
-/* Unit tests of the Memcached store's pure parts: resource keys and server lists (no server needed). */
+/*
+ * Unit tests of the Memcached store's pure parts (resource keys, server lists,
+ * a twin's settings: no server needed), and of a twin's refresh on the server
+ * of LOCK_TEST_MEMCACHED_PORT when it is set (scripts/test.sh).
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
 #include "t.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
 
 
 /* Whether key is a valid memcached key: 1 to 250 bytes, no control characters or spaces. */
@@ -133,4 +144,177 @@ static void test_open_checks(void)
 	lkc_memcached_pool_shutdown();
 }
 
-TEST_MAIN(T(test_key_hex), T(test_key_hashed_when_long), T(test_key_distinct), T(test_servers), T(test_open_checks))
+/* A store on servers (a list) with prefix and persistent, or NULL with err set. */
+static lkc_store *open_store(const char *servers, const char *prefix, int persistent, lkc_err *err)
+{
+	lkc_memcached_config cfg;
+	lkc_store *store = NULL;
+
+	lkc_memcached_config_init(&cfg);
+	lkc_err_clear(err);
+	if (lkc_memcached_add_servers(&cfg, servers, 11211, err) == LKC_OK) {
+		cfg.prefix = copy(prefix);
+		cfg.prefix_len = strlen(prefix);
+		cfg.timeout_ms = 2000;
+		cfg.persistent = persistent;
+		lkc_memcached_open(&store, &cfg, err);
+	}
+	lkc_memcached_config_free(&cfg);
+	return store;
+}
+
+/* Gives store a namespace of its own (as the host does), the first 9 bytes naming the server. */
+static void name_space(lkc_store *store)
+{
+	store->ns = malloc(16);
+	if (store->ns != NULL) {
+		memcpy(store->ns, "127.0.0.1\0db:p", 14);
+		store->ns_len = 14;
+		store->ns_server_len = 9;
+	}
+}
+
+/* A twin has the store's namespace, and its servers, prefix and hashing: a resource's key goes to the same server. */
+static void twin_copies_settings(void)
+{
+	lkc_store *store, *twin = NULL;
+	char first[sizeof(((lkc_err *) 0)->msg)];
+	lkc_err err;
+	int locked = 0;
+
+	store = open_store("127.0.0.1:1,127.0.0.2:1,[::1]:1", "p:", 1, &err);
+	CHECK(store != NULL);
+	if (store == NULL) {
+		return;
+	}
+	name_space(store);
+	CHECK(store->ops->twin != NULL);
+	CHECK_RC(store->ops->twin(store, &twin, &err), LKC_OK, &err);
+	CHECK(twin != NULL && twin != store && twin->ops == store->ops);
+	if (twin != NULL) {
+		CHECK(twin->ns != NULL && twin->ns != store->ns && twin->ns_len == 14 && twin->ns_server_len == 9
+			&& memcmp(twin->ns, store->ns, 14) == 0);
+		/* Nothing listens on port 1: each message names the server the resource's key went to. */
+		for (int i = 0; i < 8; i++) {
+			char resource[16];
+
+			snprintf(resource, sizeof(resource), "r%d", i);
+			CHECK_RC(store->ops->is_locked(store, resource, strlen(resource), &locked, &err), LKC_ERR_IO, &err);
+			memcpy(first, err.msg, sizeof(first));
+			CHECK_RC(twin->ops->is_locked(twin, resource, strlen(resource), &locked, &err), LKC_ERR_IO, &err);
+			CHECK(strcmp(first, err.msg) == 0);
+		}
+		lkc_store_release(twin);
+	}
+	lkc_store_release(store);
+	lkc_memcached_pool_shutdown();
+}
+
+/* Refreshes through a twin from a thread of its own, as the auto-refresh thread does. */
+typedef struct {
+	lkc_store *twin;
+	lkc_hold *hold;
+	int64_t ttl_ms;
+	int times;
+	int done;
+	lkc_rc rc;
+	lkc_err err;
+} refresh_job;
+
+static void *refresh_thread(void *arg)
+{
+	refresh_job *job = arg;
+	sigset_t all;
+
+	/* As the auto-refresh thread runs: every signal blocked, no host. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, NULL);
+	lkc_thread_without_host();
+	job->rc = LKC_OK;
+	for (int i = 0; i < job->times && job->rc == LKC_OK; i++) {
+		lkc_err_clear(&job->err);
+		job->rc = job->twin->ops->refresh(job->twin, job->hold, job->ttl_ms, &job->err);
+	}
+	__atomic_store_n(&job->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Refreshes copy (a copy of hold) times times through twin on a thread, while
+ * this thread checks hold through store (NULL: no checks); answers the
+ * thread's last result, its error in *err.
+ */
+static lkc_rc refresh_aside(lkc_store *store, lkc_hold *hold, lkc_store *twin, lkc_hold *copy, int64_t ttl_ms,
+	int times, lkc_err *err)
+{
+	refresh_job job = { .twin = twin, .hold = copy, .ttl_ms = ttl_ms, .times = times };
+	pthread_t thread;
+
+	if (pthread_create(&thread, NULL, refresh_thread, &job) != 0) {
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "cannot start a thread");
+	}
+	while (store != NULL && !__atomic_load_n(&job.done, __ATOMIC_ACQUIRE)) {
+		lkc_err mine;
+
+		lkc_err_clear(&mine);
+		CHECK_RC(lkc_check(store, hold, &mine), LKC_OK, &mine);
+	}
+	pthread_join(thread, NULL);
+	*err = job.err;
+	return job.rc;
+}
+
+/*
+ * A twin's refresh from another thread extends the hold the store took (it is
+ * still there past the server's end of its first TTL, 3 s at most for 300 ms:
+ * memcached counts whole seconds) while the store is in use; once the hold is
+ * broken it answers EXPIRED and takes nothing.
+ */
+static void twin_refreshes_from_a_thread(void)
+{
+	const char *env = getenv("LOCK_TEST_MEMCACHED_PORT");
+	lkc_store *store, *twin = NULL;
+	char servers[64], prefix[64];
+	lkc_hold hold, copy;
+	lkc_err err;
+	int locked = 1;
+
+	if (env == NULL || env[0] == '\0') {
+		fprintf(stderr, "twin_refreshes_from_a_thread: skipped, LOCK_TEST_MEMCACHED_PORT is not set\n");
+		return;
+	}
+	snprintf(servers, sizeof(servers), "127.0.0.1:%s", env);
+	snprintf(prefix, sizeof(prefix), "twin-%ld:", (long) getpid());
+	store = open_store(servers, prefix, 0, &err);
+	CHECK(store != NULL && store->ops->twin != NULL);
+	if (store == NULL || store->ops->twin == NULL) {
+		if (store != NULL) {
+			lkc_store_release(store);
+		}
+		return;
+	}
+	CHECK_RC(lkc_hold_init(&hold, "orders/1", 8, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &hold, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->twin(store, &twin, &err), LKC_OK, &err);
+	if (twin == NULL) {
+		lkc_hold_dispose(&hold);
+		lkc_store_release(store);
+		return;
+	}
+	copy = hold;
+	CHECK_RC(refresh_aside(store, &hold, twin, &copy, 6000, 5, &err), LKC_OK, &err);
+	sleep(3);
+	usleep(300000);
+	CHECK_RC(lkc_check(store, &hold, &err), LKC_OK, &err);
+	CHECK_RC(store->ops->force_release(store, "orders/1", 8, &err), LKC_OK, &err);
+	CHECK_RC(refresh_aside(NULL, NULL, twin, &copy, 6000, 1, &err), LKC_EXPIRED, &err);
+	CHECK_RC(store->ops->is_locked(store, "orders/1", 8, &locked, &err), LKC_OK, &err);
+	CHECK(!locked);
+	CHECK_RC(lkc_release(store, &hold, 0, &err), LKC_EXPIRED, &err);
+	lkc_hold_dispose(&hold);
+	lkc_store_release(twin);
+	lkc_store_release(store);
+}
+
+TEST_MAIN(T(test_key_hex), T(test_key_hashed_when_long), T(test_key_distinct), T(test_servers), T(test_open_checks),
+	T(twin_copies_settings), T(twin_refreshes_from_a_thread))

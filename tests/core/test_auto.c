@@ -1,0 +1,380 @@
+/*
+ * Auto-refresh (lkc_auto.c) over real redis-servers: holds the thread keeps
+ * while the owner sleeps, stops for, gives up on, and leaves alone in a
+ * forked child. Built under ASan+UBSan with the others, and under
+ * ThreadSanitizer on its own (make tsan).
+ */
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE
+#endif
+#include "t.h"
+#include "redis_server.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define T_NSERVERS 3
+
+static t_redis t_servers[T_NSERVERS];
+
+static int t_started(void)
+{
+	for (int i = 0; i < T_NSERVERS; i++) {
+		if (t_servers[i].pid == 0 && t_redis_start(&t_servers[i]) != 0) {
+			fprintf(stderr, "cannot start redis-server\n");
+			t_failed++;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static lkc_store *t_redis_store(const t_redis *r, int64_t timeout_ms)
+{
+	lkc_redis_config cfg;
+	lkc_store *store = NULL;
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	lkc_redis_config_init(&cfg);
+	cfg.port = r->port;
+	cfg.timeout_ms = timeout_ms;
+	CHECK_RC(lkc_redis_open(&store, &cfg, &err), LKC_OK, &err);
+	lkc_redis_config_free(&cfg);
+	return store;
+}
+
+/* Whether another store of the same server can take resource now (and then lets it go). */
+static int t_free_for_others(lkc_store *other, const char *resource)
+{
+	lkc_hold h;
+	lkc_err err;
+	lkc_rc rc;
+
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, resource, strlen(resource), &err);
+	rc = lkc_acquire(other, &h, LKC_MODE_EXCLUSIVE, 10000, 0, &err);
+	if (rc == LKC_OK) {
+		lkc_release(other, &h, 0, &err);
+	}
+	lkc_hold_dispose(&h);
+	return rc == LKC_OK;
+}
+
+/* A hold of 300 ms outlives many TTLs while its owner sleeps, and the owner sees the expiry move. */
+static void refreshes_while_the_owner_sleeps(void)
+{
+	lkc_store *store, *other;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+	uint64_t first;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-a", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	first = h.expires_ns;
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK(a != NULL);
+	CHECK(lkc_auto_count() == 1);
+	for (int i = 0; i < 6; i++) {
+		t_sleep_ms(200);
+		CHECK(!t_free_for_others(other, "auto-a"));
+	}
+	lkc_auto_peek(a, &h);
+	CHECK(h.expires_ns > first + 900000000ull);
+	CHECK(h.expires_ns > lkc_now_ns());
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_auto_stop(a);
+	CHECK(lkc_auto_count() == 0);
+	CHECK(t_free_for_others(other, "auto-a"));
+	lkc_hold_dispose(&h);
+	lkc_store_release(other);
+	lkc_store_release(store);
+}
+
+/* A hold broken meanwhile is found gone and never taken again. */
+static void a_broken_hold_is_not_taken_again(void)
+{
+	lkc_store *store, *other;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+	int locked = 1;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-b", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(other->ops->force_release(other, "auto-b", 6, &err), LKC_OK, &err);
+	t_sleep_ms(400);
+	CHECK(lkc_auto_count() == 0);
+	CHECK_RC(other->ops->is_locked(other, "auto-b", 6, &locked, &err), LKC_OK, &err);
+	CHECK(locked == 0);
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_EXPIRED, &err);
+	lkc_auto_stop(a);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_EXPIRED, &err);
+	lkc_hold_dispose(&h);
+	lkc_store_release(other);
+	lkc_store_release(store);
+}
+
+/* A bound ends the refreshing: the hold runs out its last TTL. */
+static void a_bound_ends_it(void)
+{
+	lkc_store *store, *other;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+	uint64_t start;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-c", 6, &err);
+	start = lkc_now_ns();
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, start + 600000000ull, &a, &err), LKC_OK, &err);
+	t_sleep_ms(500);
+	CHECK(!t_free_for_others(other, "auto-c"));
+	/* The last refresh is no later than the bound, so the hold is gone by bound + TTL. */
+	while (lkc_now_ns() < start + 950000000ull) {
+		t_sleep_ms(10);
+	}
+	CHECK(t_free_for_others(other, "auto-c"));
+	CHECK(lkc_auto_count() == 0);
+	lkc_auto_stop(a);
+	lkc_hold_dispose(&h);
+	lkc_store_release(other);
+	lkc_store_release(store);
+}
+
+/* A detached record goes on alone and is adopted back by a hold of the same resource and owner. */
+static void detached_then_adopted(void)
+{
+	lkc_store *store, *again, *other;
+	lkc_auto *a = NULL, *b;
+	lkc_hold h, r;
+	lkc_err err;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-d", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	lkc_auto_detach(a);
+	lkc_abandon(store, &h);
+	/* The origin store goes too: the record keeps the twin. */
+	lkc_store_release(store);
+	t_sleep_ms(700);
+	CHECK(!t_free_for_others(other, "auto-d"));
+	CHECK(lkc_auto_count() == 1);
+	again = t_redis_store(&t_servers[0], 1000);
+	lkc_hold_init(&r, "auto-d", 6, &err);
+	CHECK_RC(lkc_hold_restore(&r, h.owner, h.owner_len, &err), LKC_OK, &err);
+	/* Namespaces: the stores were opened alike, and the core test sets none (both empty). */
+	b = lkc_auto_adopt(again, &r);
+	CHECK(b == a);
+	if (b != NULL) {
+		CHECK_RC(lkc_auto_pause(b, &r), LKC_OK, &err);
+		CHECK(r.expires_ns > lkc_now_ns());
+		lkc_auto_stop(b);
+	}
+	CHECK_RC(lkc_release(again, &r, 0, &err), LKC_OK, &err);
+	CHECK(t_free_for_others(other, "auto-d"));
+	lkc_hold_dispose(&r);
+	lkc_hold_dispose(&h);
+	lkc_store_release(again);
+	lkc_store_release(other);
+}
+
+/* A server frozen for less than the TTL costs nothing; one restarted empty ends the refreshing. */
+static void a_server_away(void)
+{
+	lkc_store *store;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[2], 100);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-e", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 900, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 900, 0, 0, &a, &err), LKC_OK, &err);
+	t_sleep_ms(350);
+	kill(t_servers[2].pid, SIGSTOP);
+	t_sleep_ms(400);
+	kill(t_servers[2].pid, SIGCONT);
+	t_sleep_ms(600);
+	CHECK(lkc_auto_count() == 1);
+	CHECK(t_redis_int(&t_servers[2], "PTTL %s", "{auto-e}") > 0);
+	t_redis_kill(&t_servers[2], SIGKILL);
+	CHECK(t_redis_restart(&t_servers[2]) == 0);
+	t_sleep_ms(700);
+	CHECK(lkc_auto_count() == 0);
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_EXPIRED, &err);
+	lkc_auto_stop(a);
+	lkc_abandon(store, &h);
+	lkc_hold_dispose(&h);
+	lkc_store_release(store);
+}
+
+/* Many holds at once, on two stores and a combined one, all kept. */
+static void many_holds(void)
+{
+	enum { N = 300 };
+	lkc_store *members[T_NSERVERS], *stores[2], *other;
+	lkc_auto *a[N + 1];
+	lkc_hold h[N + 1];
+	lkc_err err;
+	char name[32];
+	int kept = 0;
+
+	if (!t_started()) {
+		return;
+	}
+	stores[0] = t_redis_store(&t_servers[0], 1000);
+	stores[1] = t_redis_store(&t_servers[1], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "auto-m%d", i);
+		lkc_hold_init(&h[i], name, strlen(name), &err);
+		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, 400, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], 400, 0, 0, &a[i], &err), LKC_OK, &err);
+	}
+	for (int i = 0; i < T_NSERVERS; i++) {
+		members[i] = t_redis_store(&t_servers[i], 1000);
+	}
+	{
+		lkc_store *combined = NULL;
+
+		CHECK_RC(lkc_combined_open(&combined, members, T_NSERVERS, 0, &err), LKC_OK, &err);
+		lkc_hold_init(&h[N], "auto-cb", 7, &err);
+		CHECK_RC(lkc_acquire(combined, &h[N], LKC_MODE_EXCLUSIVE, 400, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(combined, &h[N], 400, 0, 0, &a[N], &err), LKC_OK, &err);
+		t_sleep_ms(1300);
+		CHECK(lkc_auto_count() == N + 1);
+		for (int i = 0; i < N; i += 2) {
+			kept += !t_free_for_others(other, h[i].resource);
+		}
+		CHECK(kept == N / 2);
+		CHECK(t_redis_int(&t_servers[1], "PTTL %s", "{auto-cb}") > 0);
+		CHECK_RC(lkc_auto_pause(a[N], &h[N]), LKC_OK, &err);
+		CHECK_RC(lkc_release(combined, &h[N], 0, &err), LKC_OK, &err);
+		lkc_auto_stop(a[N]);
+		lkc_hold_dispose(&h[N]);
+		lkc_store_release(combined);
+	}
+	for (int i = 0; i < N; i++) {
+		CHECK_RC(lkc_auto_pause(a[i], &h[i]), LKC_OK, &err);
+		CHECK_RC(lkc_release(stores[i % 2], &h[i], 0, &err), LKC_OK, &err);
+		lkc_auto_stop(a[i]);
+		lkc_hold_dispose(&h[i]);
+	}
+	for (int i = 0; i < T_NSERVERS; i++) {
+		lkc_store_release(members[i]);
+	}
+	lkc_store_release(stores[0]);
+	lkc_store_release(stores[1]);
+	lkc_store_release(other);
+}
+
+/* A forked child has no thread and no records; its parent's thread goes on. */
+static void a_child_refreshes_nothing(void)
+{
+	lkc_store *store, *other;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+	pid_t pid;
+	int status = 0;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-f", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	pid = fork();
+	if (pid == 0) {
+		int bad = lkc_auto_count() != 0;
+
+		/* The parent's record: stopping it here does nothing to it. */
+		lkc_auto_stop(a);
+		_exit(bad);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t_sleep_ms(600);
+	CHECK(lkc_auto_count() == 1);
+	CHECK(!t_free_for_others(other, "auto-f"));
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_auto_stop(a);
+	lkc_hold_dispose(&h);
+	lkc_store_release(other);
+	lkc_store_release(store);
+}
+
+/* Shutdown stops the thread and frees what it still refreshes. */
+static void shutdown_frees_all(void)
+{
+	lkc_store *store;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-g", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	lkc_auto_detach(a);
+	lkc_auto_shutdown();
+	CHECK(lkc_auto_count() == 0);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	lkc_store_release(store);
+}
+
+static void stop_servers(void)
+{
+	for (int i = 0; i < T_NSERVERS; i++) {
+		if (t_servers[i].pid != 0) {
+			kill(t_servers[i].pid, SIGCONT);
+			t_redis_stop(&t_servers[i]);
+		}
+	}
+}
+
+TEST_MAIN(T(refreshes_while_the_owner_sleeps), T(a_broken_hold_is_not_taken_again), T(a_bound_ends_it),
+	T(detached_then_adopted), T(a_server_away), T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
+	T(stop_servers))
