@@ -3,8 +3,9 @@
  * Turns bench/run.sh's raw measurements into the results table: the median rate
  * of each contender over the rounds, our figure against the peer's, the median of
  * the per-round ratios and the verdict against issue 2 and 4's targets; the handoff
- * latencies and contention figures against issue 3's. Exits 1 when a target is
- * missed.
+ * latencies and contention figures against issue 3's; the autorefresh group's (a
+ * CPU-bound loop beside refreshed holds, 1,000 holds kept) against issue 23's. Exits 1
+ * when a target is missed.
  *
  *   php report.php <raw.tsv> <header text>
  */
@@ -152,6 +153,16 @@ const FLOOR_CONTENTION = [
 	['sem', 'contend.sem.ours', 'contend.sem.floor', null],
 ];
 
+/*
+ * The autorefresh group (issue 23): the CPU-bound loop beside holds that the extension's
+ * thread refreshes runs at least this many times its speed alone (the median over the
+ * rounds of the two timings of a round); and the thread refreshes each hold between these
+ * many times per TTL (one every third of it, not more: the ends leave room for the window's
+ * edges and a thread that is a little late).
+ */
+const AUTOREFRESH_SPEED = 0.98;
+const AUTOREFRESH_PER_TTL = [2.7, 3.05];
+
 /* A contender whose rounds differ by more than this (percent of its median) ran on a busy machine. */
 const NOISY_SPREAD = 25;
 
@@ -209,6 +220,10 @@ $handoffs = [];
 $contention = [];
 /* store => names, rates of the first and last 10,000, what was left and what may be */
 $distinct = [];
+/* The autorefresh group: round => the loop's figures; the keep run's figures; the CPUs it was pinned to. */
+$autoCpu = [];
+$autoKeep = null;
+$autoCpus = '-';
 foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line) {
 	$f = explode("\t", $line);
 	if ($f[0] === 'rate') {
@@ -221,6 +236,14 @@ foreach (file($argv[1], FILE_IGNORE_NEW_LINES | FILE_SKIP_EMPTY_LINES) as $line)
 		[$n, $first, $last, $left, $allowed] = explode(' ', $f[2]);
 		$distinct[$f[1]] = ['names' => (int) $n, 'first' => (float) $first, 'last' => (float) $last,
 			'left' => (int) $left, 'allowed' => (int) $allowed, 'what' => implode(' ', array_slice(explode(' ', $f[2]), 5))];
+	} elseif ($f[0] === 'autorefresh' && $f[1] === 'cpu') {
+		$autoCpu[(int) $f[2]] = array_combine(['holds', 'ttl_ms', 'alone', 'with', 'refreshes', 'thread', 'lost'],
+			array_map('intval', explode(' ', $f[3])));
+	} elseif ($f[0] === 'autorefresh' && $f[1] === 'keep') {
+		$autoKeep = array_combine(['holds', 'ttl_ms', 'window', 'checks', 'free', 'scripts', 'refreshed', 'user_us',
+			'sys_us', 'thread', 'server_us', 'script_us', 'held'], array_map('intval', explode(' ', $f[2])));
+	} elseif ($f[0] === 'autorefresh' && $f[1] === 'cpus') {
+		$autoCpus = $f[2];
 	} elseif ($f[0] === 'contend') {
 		$v = array_map('intval', explode(' ', $f[3]));
 		$contention[$f[1]][(int) $f[2]] = [$v[0], $v[1], $v[2], $v[3], array_slice($v, 4)];
@@ -433,6 +456,51 @@ foreach ($distinct as $store => $d) {
 		(string) $d['left'], '-', '-', sprintf('<= %d', $d['allowed']), $ok ? 'PASS' : 'FAIL'];
 }
 
+/* Auto-refresh: what the thread costs the PHP code beside it, and many holds kept for long. */
+if ($autoCpu !== []) {
+	ksort($autoCpu);
+	$first = reset($autoCpu);
+	/* Speed with the holds over speed alone = time alone over time with, paired by round. */
+	$speed = median(array_map(static fn (array $r): float => $r['alone'] / max(1, $r['with']), $autoCpu));
+	$ok = $speed >= AUTOREFRESH_SPEED;
+	$addRow('autorefresh', sprintf('CPU-bound PHP loop beside %d holds of %s s refreshed vs alone: speed, %d rounds',
+		$first['holds'], $first['ttl_ms'] / 1000, count($autoCpu)),
+		ms(median(array_column($autoCpu, 'with'))), ms(median(array_column($autoCpu, 'alone'))),
+		sprintf('%.3fx', $speed), sprintf('>= %.2fx', AUTOREFRESH_SPEED), $ok);
+	$with = array_sum(array_column($autoCpu, 'with'));
+	$refreshes = array_sum(array_column($autoCpu, 'refreshes'));
+	$thread = array_sum(array_column($autoCpu, 'thread'));
+	$addRow('autorefresh', sprintf('beside the loop: refreshes/s (%d holds x 3 / TTL: %d/s); the thread\'s CPU', $first['holds'],
+		(int) round($first['holds'] * 3000 / $first['ttl_ms'])), rate($refreshes / max(1, $with) * 1e9),
+		sprintf('%.1f%% of a CPU', $thread / max(1, $with) * 100), '-', '-', null);
+	$lost = array_sum(array_column($autoCpu, 'lost'));
+	$addRow('autorefresh', 'beside the loop: holds found gone at their release', (string) $lost, '-', '-', '0', $lost === 0);
+}
+if ($autoKeep !== null) {
+	$k = $autoKeep;
+	$seconds = $k['window'] / 1e9;
+	$what = sprintf('%s holds of %s s, %.0f s', number_format($k['holds']), $k['ttl_ms'] / 1000, $seconds);
+	$addRow('autorefresh', "$what: checks by a second process that found a hold free", (string) $k['free'],
+		number_format($k['checks']) . ' checks', '-', '0', $k['free'] === 0);
+	$addRow('autorefresh', "$what: holds still held at the end", number_format($k['held']), '-', '-',
+		number_format($k['holds']), $k['held'] === $k['holds']);
+	/* The bounds per TTL, as refreshes per hold per second. */
+	[$low, $high] = array_map(static fn (float $b): float => $b * 1000 / $k['ttl_ms'], AUTOREFRESH_PER_TTL);
+	foreach ([['refresh scripts the server ran (INFO commandstats)', $k['scripts']],
+		['refreshes the holder counted (Lock\stats auto_refreshed)', $k['refreshed']]] as [$label, $n]) {
+		$perSecond = $n / max(1, $k['holds']) / $seconds;
+		$addRow('autorefresh', "$what: $label per hold per s", sprintf('%.3f', $perSecond), number_format($n), '-',
+			sprintf('%.2f-%.2f', $low, $high), $perSecond >= $low && $perSecond <= $high);
+	}
+	$cpu = $k['user_us'] + $k['sys_us'];
+	$addRow('autorefresh', "$what: holder's CPU (getrusage), its refreshing thread's (/proc)",
+		sprintf('%.2f s = %.1f%%', $cpu / 1e6, $cpu / 1e4 / $seconds),
+		sprintf('%.2f s = %.1f%%', $k['thread'] / 1e9, $k['thread'] / 1e7 / $seconds), '-', '-', null);
+	$addRow('autorefresh', "$what: server's CPU (INFO cpu), of it in the refresh scripts",
+		sprintf('%.2f s = %.1f%%', $k['server_us'] / 1e6, $k['server_us'] / 1e4 / $seconds),
+		sprintf('%.2f s = %.1f%%', $k['script_us'] / 1e6, $k['script_us'] / 1e4 / $seconds), '-', '-', null);
+}
+
 $widths = [];
 foreach ($rows as $row) {
 	foreach ($row as $i => $cell) {
@@ -515,6 +583,40 @@ if ($memory !== []) {
 	foreach ($memory as $contender => $m) {
 		printf("  %s  %s cycles: %d kB -> %d kB\n", $contender, number_format($m['cycles']), $m['before'], $m['after']);
 	}
+}
+if ($autoCpu !== []) {
+	printf("\nautorefresh, the CPU-bound loop per round (s alone / s beside the holds = speed; refreshes, thread CPU ms):\n");
+	foreach ($autoCpu as $round => $r) {
+		printf("  %2d  %.3f / %.3f = %.3fx  %d refreshes, %d ms\n", $round, $r['alone'] / 1e9, $r['with'] / 1e9,
+			$r['alone'] / max(1, $r['with']), $r['refreshes'], intdiv($r['thread'], 1_000_000));
+	}
+	$speeds = array_map(static fn (array $r): float => $r['alone'] / max(1, $r['with']), $autoCpu);
+	$q1 = percentile($speeds, 25);
+	$q3 = percentile($speeds, 75);
+	$share = array_sum(array_column($autoCpu, 'thread')) / max(1, array_sum(array_column($autoCpu, 'with')));
+	printf("  speed: median %.3fx, quartiles %.3fx - %.3fx; the thread's share of the loop's CPU %.1f%%\n",
+		median($speeds), $q1, $q3, $share * 100);
+	if ($q3 - $q1 > 0.05) {
+		printf("  note: the machine was busy (the rounds' quartiles lie %.0f%% apart): the median is a weak verdict;\n"
+			. "  on a quiet machine the loop keeps about 1 - the thread's share of the CPU they share, %.3fx.\n"
+			. "  Rerun with more rounds (BENCH_AUTOREFRESH_ROUNDS=100) or on a quieter machine.\n",
+			($q3 - $q1) * 100, 1 - $share);
+	}
+}
+if ($autoKeep !== null) {
+	$k = $autoKeep;
+	$scripts = max(1, $k['scripts']);
+	printf("\nautorefresh, %s holds kept %.1f s: %s refresh scripts on the server, %s counted by the holder;\n"
+		. "  holder CPU user %.2f s + sys %.2f s (%.0f us a refresh), its refreshing thread %.2f s;\n"
+		. "  server CPU %.2f s (%.0f us a refresh, the checker's %s isLocked() calls included), %.0f us a refresh inside the script\n",
+		number_format($k['holds']), $k['window'] / 1e9, number_format($k['scripts']), number_format($k['refreshed']),
+		$k['user_us'] / 1e6, $k['sys_us'] / 1e6, ($k['user_us'] + $k['sys_us']) / $scripts, $k['thread'] / 1e9,
+		$k['server_us'] / 1e6, $k['server_us'] / $scripts, number_format($k['checks']), $k['script_us'] / $scripts);
+}
+if ($autoCpu !== [] || $autoKeep !== null) {
+	echo $autoCpus === '-'
+		? "  (the PHP processes and the redis-server were not pinned to CPUs: the machine has one)\n"
+		: sprintf("  (the PHP processes ran on CPU %s, the redis-server on CPU %s, by taskset)\n", ...explode(' ', $autoCpus));
 }
 if ($handoffs !== [] || $contention !== []) {
 	echo "\nratio: how many times better ours is than the peer (rates, utilisation: ours/peer;\n"

@@ -7,14 +7,18 @@
 # exits 1 when a target is missed.
 #
 #   bench/run.sh                    every group
-#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock)
+#   bench/run.sh redis flock        only these groups (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock, autorefresh)
 #
 # The topology group starts the TLS, Sentinel and Cluster servers of scripts/redis-topology.sh;
 # pgsql and mysql start a PostgreSQL and a MariaDB of their own (scripts/pg-test-server.sh,
 # scripts/my-test-server.sh) and measure rates and handoffs there. The redlock group starts five
 # redis-servers of its own and measures one lock over three and five of them (CombinedStore)
 # against one RedisStore, Symfony's CombinedStore and the bare fan, one member behind a 50 ms
-# proxy, and the handoff over three servers against one.
+# proxy, and the handoff over three servers against one. The autorefresh group starts a
+# redis-server of its own, on CPU 1 while its PHP processes run on CPU 0, and measures a
+# CPU-bound PHP loop beside 100 holds that the extension's thread refreshes against the loop
+# alone, then 1,000 holds of 1 s kept by the thread for BENCH_AUTOREFRESH_SECONDS (60) while
+# a second process checks them (bench/autorefresh.php).
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
 # (default 20) the number of alternating rounds; BENCH_MEM_FLOCK (1000000) and
@@ -24,7 +28,9 @@
 # of contention per contender in BENCH_CONTENTION_ROUNDS (5) rounds; BENCH_DISTINCT
 # (1000000) distinct names acquired and released once on each store, Redis keys given
 # BENCH_DISTINCT_SETTLE (15) seconds to expire; PHP picks the php binary;
-# BENCH_CHARTS_DIR, when set, is a directory that also gets the charts, as bench-*.svg.
+# BENCH_CHARTS_DIR, when set, is a directory that also gets the charts, as bench-*.svg;
+# BENCH_AUTOREFRESH_SECONDS (60) is how long the autorefresh group keeps its 1,000 holds,
+# BENCH_AUTOREFRESH_ROUNDS (30) its rounds of the CPU-bound loop alone and beside the holds.
 # bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -41,16 +47,18 @@ contention_seconds="${BENCH_CONTENTION_SECONDS:-5}"
 contention_rounds="${BENCH_CONTENTION_ROUNDS:-5}"
 distinct="${BENCH_DISTINCT:-1000000}"
 charts_dir="${BENCH_CHARTS_DIR:-}"
+autorefresh_seconds="${BENCH_AUTOREFRESH_SECONDS:-60}"
+autorefresh_rounds="${BENCH_AUTOREFRESH_ROUNDS:-30}"
 ext="$root/modules/lock.so"
 
-all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql redlock)
+all_groups=(redis flock sem read memory handoff contention distinct frameworks topology memcached pgsql mysql redlock autorefresh)
 groups=()
 for arg in "$@"; do
 	case "$arg" in
-		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql | redlock) groups+=("$arg") ;;
+		redis | flock | read | memory | handoff | contention | distinct | frameworks | topology | memcached | pgsql | mysql | redlock | autorefresh) groups+=("$arg") ;;
 		sem | semaphore) groups+=(sem) ;;
-		-h | --help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock)" >&2; exit 2 ;;
+		-h | --help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+		*) echo "bench: unknown group '$arg' (redis, flock, sem, read, memory, handoff, contention, distinct, frameworks, topology, memcached, pgsql, mysql, redlock, autorefresh)" >&2; exit 2 ;;
 	esac
 done
 [ ${#groups[@]} -eq 0 ] && groups=("${all_groups[@]}")
@@ -59,9 +67,9 @@ if ! [[ "$seconds" =~ ^[0-9]*[.]?[0-9]+$ ]] || ! awk -v s="$seconds" 'BEGIN { ex
 	exit 2
 fi
 for count in "$rounds" "$mem_flock" "$mem_redis" "$handoffs" "$handoff_rounds" "$handoff_delay" \
-	"$contention_seconds" "$contention_rounds" "$distinct"; do
+	"$contention_seconds" "$contention_rounds" "$distinct" "$autorefresh_seconds" "$autorefresh_rounds"; do
 	if ! [[ "$count" =~ ^[1-9][0-9]*$ ]]; then
-		echo "bench: BENCH_ROUNDS, BENCH_MEM_*, BENCH_HANDOFF*, BENCH_CONTENTION_* and BENCH_DISTINCT must be positive integers, not '$count'" >&2
+		echo "bench: BENCH_ROUNDS, BENCH_MEM_*, BENCH_HANDOFF*, BENCH_CONTENTION_*, BENCH_DISTINCT and BENCH_AUTOREFRESH_* must be positive integers, not '$count'" >&2
 		exit 2
 	fi
 done
@@ -163,6 +171,18 @@ if wants redlock; then
 	done
 	BENCH_REDLOCK_PORTS="$(IFS=,; echo "${redlock_ports[*]}")"
 	export BENCH_REDLOCK_PORTS
+fi
+# The autorefresh group's server of its own, so that its counters and CPU are the group's alone;
+# on a machine of two CPUs or more it gets CPU 1 and the group's PHP processes CPU 0.
+autorefresh_pin=()
+autorefresh_cpus="-"
+if wants autorefresh; then
+	start_redis autorefresh || exit 1
+	autorefresh_port="$redis_port"
+	if [ "$(nproc)" -ge 2 ] && taskset -apc 1 "${redis_pids[-1]}" >/dev/null; then
+		autorefresh_pin=(taskset -c 0)
+		autorefresh_cpus="0 1"
+	fi
 fi
 # --- MemcachedStore: a private memcached (as nobody when we are root, which memcached refuses) ---
 memcached_pid=""
@@ -339,6 +359,22 @@ mem_run() {
 	awk -v c="$contender" -v n="$cycles" '{ printf "mem\t%s\t%d\t%d\t%d\n", c, n, $1, $2 }' <<<"$out" >>"$raw"
 }
 
+# The autorefresh group: the CPU-bound loop alone and beside 100 refreshed holds of 1 s, then
+# 1,000 holds of 1 s kept for the group's seconds while a second process checks them.
+autorefresh_run() {
+	local mode out
+	printf 'autorefresh\tcpus\t%s\n' "$autorefresh_cpus" >>"$raw"
+	for mode in "cpu $autorefresh_rounds 100 1" "keep 1000 1 $autorefresh_seconds"; do
+		# shellcheck disable=SC2086 # the mode's words are its arguments
+		if ! out="$(BENCH_REDIS_PORT="$autorefresh_port" "${autorefresh_pin[@]}" "$php" -d "extension=$ext" \
+			"$bench/autorefresh.php" $mode)"; then
+			echo "bench: autorefresh.php ${mode%% *} failed" >&2
+			exit 1
+		fi
+		sed 's/^/autorefresh\t/' <<<"$out" >>"$raw"
+	done
+}
+
 for g in "${groups[@]}"; do
 	echo "bench: running $g ..." >&2
 	case "$g" in
@@ -405,6 +441,7 @@ for g in "${groups[@]}"; do
 			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
 				handoff.redlock.ours-one handoff.redlock.ours-three handoff.redlock.ours-five
 			;;
+		autorefresh) autorefresh_run ;;
 		distinct)
 			distinct_run flock
 			distinct_run sem
@@ -421,7 +458,7 @@ header="lock bench $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname), $(nproc) CPU
 $versions, symfony/lock $symfony, redis-server $server
 $module
 load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end
-BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds; handoffs $((handoff_slice * handoff_rounds)) in $handoff_rounds rounds, pause <= $handoff_delay ms; contention $contention_seconds s in $contention_rounds rounds; took $((SECONDS - started)) s"
+BENCH_SECONDS=$seconds BENCH_ROUNDS=$rounds; handoffs $((handoff_slice * handoff_rounds)) in $handoff_rounds rounds, pause <= $handoff_delay ms; contention $contention_seconds s in $contention_rounds rounds; autorefresh $autorefresh_seconds s, $autorefresh_rounds rounds; took $((SECONDS - started)) s"
 "$php" -n "$bench/report.php" "$raw" "$header" | tee "$bench/results/latest.txt"
 status=${PIPESTATUS[0]}
 # The charts of this run; one of a group that did not run would be of an older run.

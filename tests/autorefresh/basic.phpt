@@ -7,7 +7,7 @@ lock
 require __DIR__ . '/../inc/common.inc';
 
 // The thread refreshes every third of the TTL; under valgrind, which runs one thread at a time, more room.
-$ttl = lock_test_valgrind() ? 1.5 : 0.3;
+$ttl = lock_test_valgrind() ? 3.0 : 0.3;
 
 lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($ttl): void {
     $store = lock_test_store($kind);

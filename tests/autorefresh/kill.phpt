@@ -35,7 +35,8 @@ echo "held\n";
 sleep(60);
 PHP);
         $out = $holder->waitFor('held');
-        $child = preg_match('/^child (\d+)$/m', $out, $m) ? (int) $m[1] : 0;
+        // Not preg_match(): PCRE's JIT code reads bytes valgrind takes for uninitialised.
+        $child = str_starts_with($out, 'child ') ? (int) substr($out, 6) : 0;
         $lock = new Lock\Lock($resource, lock_test_store($kind, null, $prefix), 10.0);
         // Two TTLs held by the thread alone.
         usleep((int) (2 * $ttl * 1e6));
