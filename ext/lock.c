@@ -190,6 +190,12 @@ static PHP_MINFO_FUNCTION(lock)
 #ifdef LKC_HAVE_MEMCACHED
 	php_info_print_table_row(2, "libmemcached version", lkc_memcached_version());
 #endif
+	{
+		char refreshed[24];
+
+		snprintf(refreshed, sizeof(refreshed), "%zu", lkc_auto_count());
+		php_info_print_table_row(2, "Holds refreshed in the background", refreshed);
+	}
 	php_info_print_table_end();
 	smart_str_free(&built);
 	smart_str_free(&missing);
