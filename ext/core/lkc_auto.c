@@ -33,6 +33,8 @@
 #include <string.h>
 #include <time.h>
 
+/* A hold is refreshed up to this fraction of its TTL before it is due, with others that are. */
+#define LKC_AUTO_EARLY 30
 /* A failed refresh is tried again after a tenth of the TTL, within these bounds. */
 #define LKC_AUTO_RETRY_MIN_MS 10
 #define LKC_AUTO_RETRY_MAX_MS 1000
@@ -221,7 +223,8 @@ static void *lkc_auto_main(void *arg)
 			if (a->busy || !lkc_auto_live(a)) {
 				continue;
 			}
-			if (a->due_ns <= now) {
+			/* Holds due within a thirtieth of their TTL go with this wake-up: one wake-up for a burst. */
+			if (a->due_ns <= now + (uint64_t) a->ttl_ms * 1000000u / LKC_AUTO_EARLY) {
 				if (due == NULL || a->due_ns < due->due_ns) {
 					due = a;
 				}
