@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #define T_NSERVERS 3
+/* Durations: stretched under helgrind (T_SLOW), which runs the threads many times slower. */
+#define T_MS(ms) ((ms) * (getenv("T_SLOW") != NULL ? 6 : 1))
 
 static t_redis t_servers[T_NSERVERS];
 
@@ -78,17 +80,17 @@ static void refreshes_while_the_owner_sleeps(void)
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-a", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
 	first = h.expires_ns;
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
 	CHECK(a != NULL);
 	CHECK(lkc_auto_count() == 1);
 	for (int i = 0; i < 6; i++) {
-		t_sleep_ms(200);
+		t_sleep_ms(T_MS(200));
 		CHECK(!t_free_for_others(other, "auto-a"));
 	}
 	lkc_auto_peek(a, &h);
-	CHECK(h.expires_ns > first + 900000000ull);
+	CHECK(h.expires_ns > first + T_MS(900) * 1000000ull);
 	CHECK(h.expires_ns > lkc_now_ns());
 	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
 	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
@@ -116,10 +118,10 @@ static void a_broken_hold_is_not_taken_again(void)
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-b", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
 	CHECK_RC(other->ops->force_release(other, "auto-b", 6, &err), LKC_OK, &err);
-	t_sleep_ms(400);
+	t_sleep_ms(T_MS(400));
 	CHECK(lkc_auto_count() == 0);
 	CHECK_RC(other->ops->is_locked(other, "auto-b", 6, &locked, &err), LKC_OK, &err);
 	CHECK(locked == 0);
@@ -148,12 +150,12 @@ static void a_bound_ends_it(void)
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-c", 6, &err);
 	start = lkc_now_ns();
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, start + 600000000ull, &a, &err), LKC_OK, &err);
-	t_sleep_ms(500);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, start + T_MS(600) * 1000000ull, &a, &err), LKC_OK, &err);
+	t_sleep_ms(T_MS(500));
 	CHECK(!t_free_for_others(other, "auto-c"));
 	/* The last refresh is no later than the bound, so the hold is gone by bound + TTL. */
-	while (lkc_now_ns() < start + 950000000ull) {
+	while (lkc_now_ns() < start + T_MS(950) * 1000000ull) {
 		t_sleep_ms(10);
 	}
 	CHECK(t_free_for_others(other, "auto-c"));
@@ -179,13 +181,13 @@ static void detached_then_adopted(void)
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-d", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
 	lkc_auto_detach(a);
 	lkc_abandon(store, &h);
 	/* The origin store goes too: the record keeps the twin. */
 	lkc_store_release(store);
-	t_sleep_ms(700);
+	t_sleep_ms(T_MS(700));
 	CHECK(!t_free_for_others(other, "auto-d"));
 	CHECK(lkc_auto_count() == 1);
 	again = t_redis_store(&t_servers[0], 1000);
@@ -221,18 +223,18 @@ static void a_server_away(void)
 	store = t_redis_store(&t_servers[2], 100);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-e", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 900, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 900, 0, 0, &a, &err), LKC_OK, &err);
-	t_sleep_ms(350);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(900), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(900), 0, 0, &a, &err), LKC_OK, &err);
+	t_sleep_ms(T_MS(350));
 	kill(t_servers[2].pid, SIGSTOP);
-	t_sleep_ms(400);
+	t_sleep_ms(T_MS(400));
 	kill(t_servers[2].pid, SIGCONT);
-	t_sleep_ms(600);
+	t_sleep_ms(T_MS(600));
 	CHECK(lkc_auto_count() == 1);
 	CHECK(t_redis_int(&t_servers[2], "PTTL %s", "{auto-e}") > 0);
 	t_redis_kill(&t_servers[2], SIGKILL);
 	CHECK(t_redis_restart(&t_servers[2]) == 0);
-	t_sleep_ms(700);
+	t_sleep_ms(T_MS(700));
 	CHECK(lkc_auto_count() == 0);
 	CHECK_RC(lkc_auto_pause(a, &h), LKC_EXPIRED, &err);
 	lkc_auto_stop(a);
@@ -241,13 +243,14 @@ static void a_server_away(void)
 	lkc_store_release(store);
 }
 
-/* Many holds at once, on two stores and a combined one, all kept. */
+/* Many holds at once, on two stores and a combined one, all kept (fewer under helgrind: T_SLOW). */
 static void many_holds(void)
 {
-	enum { N = 300 };
+	enum { MAX = 300 };
+	const int N = getenv("T_SLOW") != NULL ? 40 : MAX;
 	lkc_store *members[T_NSERVERS], *stores[2], *other;
-	lkc_auto *a[N + 1];
-	lkc_hold h[N + 1];
+	lkc_auto *a[MAX + 1];
+	lkc_hold h[MAX + 1];
 	lkc_err err;
 	char name[32];
 	int kept = 0;
@@ -262,8 +265,8 @@ static void many_holds(void)
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "auto-m%d", i);
 		lkc_hold_init(&h[i], name, strlen(name), &err);
-		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, 400, 0, &err), LKC_OK, &err);
-		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], 400, 0, 0, &a[i], &err), LKC_OK, &err);
+		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, T_MS(400), 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], T_MS(400), 0, 0, &a[i], &err), LKC_OK, &err);
 	}
 	for (int i = 0; i < T_NSERVERS; i++) {
 		members[i] = t_redis_store(&t_servers[i], 1000);
@@ -273,10 +276,10 @@ static void many_holds(void)
 
 		CHECK_RC(lkc_combined_open(&combined, members, T_NSERVERS, 0, &err), LKC_OK, &err);
 		lkc_hold_init(&h[N], "auto-cb", 7, &err);
-		CHECK_RC(lkc_acquire(combined, &h[N], LKC_MODE_EXCLUSIVE, 400, 0, &err), LKC_OK, &err);
-		CHECK_RC(lkc_auto_start(combined, &h[N], 400, 0, 0, &a[N], &err), LKC_OK, &err);
-		t_sleep_ms(1300);
-		CHECK(lkc_auto_count() == N + 1);
+		CHECK_RC(lkc_acquire(combined, &h[N], LKC_MODE_EXCLUSIVE, T_MS(400), 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(combined, &h[N], T_MS(400), 0, 0, &a[N], &err), LKC_OK, &err);
+		t_sleep_ms(T_MS(1300));
+		CHECK(lkc_auto_count() == (size_t) N + 1);
 		for (int i = 0; i < N; i += 2) {
 			kept += !t_free_for_others(other, h[i].resource);
 		}
@@ -319,8 +322,8 @@ static void a_child_refreshes_nothing(void)
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-f", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
 	pid = fork();
 	if (pid == 0) {
 		int bad = lkc_auto_count() != 0;
@@ -330,7 +333,7 @@ static void a_child_refreshes_nothing(void)
 		_exit(bad);
 	}
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	t_sleep_ms(600);
+	t_sleep_ms(T_MS(600));
 	CHECK(lkc_auto_count() == 1);
 	CHECK(!t_free_for_others(other, "auto-f"));
 	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
@@ -355,8 +358,8 @@ static void shutdown_frees_all(void)
 	store = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
 	lkc_hold_init(&h, "auto-g", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 300, 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, 300, 0, 0, &a, &err), LKC_OK, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
 	lkc_auto_detach(a);
 	lkc_auto_shutdown();
 	CHECK(lkc_auto_count() == 0);
