@@ -44,6 +44,7 @@ typedef struct lkc_auto_twin {
 	lkc_store *store;
 	unsigned refs;           /* the origin store's, and one per record */
 	pid_t pid;               /* the process that made it: a forked child makes its own */
+	struct lkc_auto_twin *next; /* a forked child's list of its parent's twins */
 } lkc_auto_twin;
 
 struct lkc_auto {
@@ -69,6 +70,7 @@ static pthread_cond_t lkc_auto_done;     /* owners: a refresh ended */
 static lkc_auto *lkc_auto_list;          /* this process's records */
 static size_t lkc_auto_n;
 static lkc_auto *lkc_auto_parents;       /* a forked child's: its parent's records, kept as they were */
+static lkc_auto_twin *lkc_auto_parent_twins; /* and the parent's twins its stores let go of */
 static pthread_t lkc_auto_thread;
 static int lkc_auto_running;             /* the thread was started in this process */
 static int lkc_auto_quit;
@@ -278,7 +280,11 @@ static lkc_rc lkc_auto_twin_of(lkc_store *store, lkc_auto_twin **out, lkc_err *e
 		*out = t;
 		return LKC_OK;
 	}
-	/* A twin of the parent's (we are a forked child) stays the parent's. */
+	/* A twin of the parent's (we are a forked child) stays the parent's, kept as it was. */
+	if (t != NULL) {
+		t->next = lkc_auto_parent_twins;
+		lkc_auto_parent_twins = t;
+	}
 	store->twin = NULL;
 	t = calloc(1, sizeof(*t));
 	if (t == NULL) {
@@ -510,6 +516,10 @@ void lkc_auto_untwin(lkc_store *store)
 	store->twin = NULL;
 	if (t->pid != lkc_pid()) {
 		/* The parent's: its connections are the parent thread's. */
+		pthread_mutex_lock(&lkc_auto_lock);
+		t->next = lkc_auto_parent_twins;
+		lkc_auto_parent_twins = t;
+		pthread_mutex_unlock(&lkc_auto_lock);
 		return;
 	}
 	pthread_mutex_lock(&lkc_auto_lock);

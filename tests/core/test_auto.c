@@ -265,8 +265,8 @@ static void many_holds(void)
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "auto-m%d", i);
 		lkc_hold_init(&h[i], name, strlen(name), &err);
-		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, T_MS(400), 0, &err), LKC_OK, &err);
-		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], T_MS(400), 0, 0, &a[i], &err), LKC_OK, &err);
+		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, T_MS(1200), 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], T_MS(1200), 0, 0, &a[i], &err), LKC_OK, &err);
 	}
 	for (int i = 0; i < T_NSERVERS; i++) {
 		members[i] = t_redis_store(&t_servers[i], 1000);
@@ -276,9 +276,9 @@ static void many_holds(void)
 
 		CHECK_RC(lkc_combined_open(&combined, members, T_NSERVERS, 0, &err), LKC_OK, &err);
 		lkc_hold_init(&h[N], "auto-cb", 7, &err);
-		CHECK_RC(lkc_acquire(combined, &h[N], LKC_MODE_EXCLUSIVE, T_MS(400), 0, &err), LKC_OK, &err);
-		CHECK_RC(lkc_auto_start(combined, &h[N], T_MS(400), 0, 0, &a[N], &err), LKC_OK, &err);
-		t_sleep_ms(T_MS(1300));
+		CHECK_RC(lkc_acquire(combined, &h[N], LKC_MODE_EXCLUSIVE, T_MS(1200), 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(combined, &h[N], T_MS(1200), 0, 0, &a[N], &err), LKC_OK, &err);
+		t_sleep_ms(T_MS(2600));
 		CHECK(lkc_auto_count() == (size_t) N + 1);
 		for (int i = 0; i < N; i += 2) {
 			kept += !t_free_for_others(other, h[i].resource);
@@ -291,11 +291,17 @@ static void many_holds(void)
 		lkc_hold_dispose(&h[N]);
 		lkc_store_release(combined);
 	}
-	for (int i = 0; i < N; i++) {
-		CHECK_RC(lkc_auto_pause(a[i], &h[i]), LKC_OK, &err);
-		CHECK_RC(lkc_release(stores[i % 2], &h[i], 0, &err), LKC_OK, &err);
-		lkc_auto_stop(a[i]);
-		lkc_hold_dispose(&h[i]);
+	{
+		int refreshed = 0, released = 0;
+
+		for (int i = 0; i < N; i++) {
+			refreshed += lkc_auto_pause(a[i], &h[i]) == LKC_OK;
+			released += lkc_release(stores[i % 2], &h[i], 0, &err) == LKC_OK;
+			lkc_auto_stop(a[i]);
+			lkc_hold_dispose(&h[i]);
+		}
+		CHECK(refreshed == N);
+		CHECK(released == N);
 	}
 	for (int i = 0; i < T_NSERVERS; i++) {
 		lkc_store_release(members[i]);
