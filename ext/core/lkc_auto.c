@@ -485,11 +485,11 @@ lkc_auto *lkc_auto_adopt(lkc_store *store, const lkc_hold *hold)
 		}
 	}
 	if (found != NULL) {
+		/* Ours before the wait: a refresh under way that finds the hold gone must not free it. */
+		found->detached = 0;
 		while (found->busy) {
 			pthread_cond_wait(&lkc_auto_done, &lkc_auto_lock);
 		}
-		/* The refreshing may have stopped while we waited: it is ours now all the same. */
-		found->detached = 0;
 		found->paused = 1;
 	}
 	pthread_mutex_unlock(&lkc_auto_lock);

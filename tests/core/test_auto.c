@@ -209,6 +209,47 @@ static void detached_then_adopted(void)
 	lkc_store_release(other);
 }
 
+/* A detached record whose refresh under way finds the hold gone, adopted meanwhile: the adopter keeps it. */
+static void adopted_while_found_gone(void)
+{
+	lkc_store *store, *other;
+	lkc_err err;
+	int adopted = 0;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	other = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	for (int i = 0; i < 200; i++) {
+		lkc_auto *a = NULL, *b;
+		lkc_hold h, r;
+
+		lkc_hold_init(&h, "auto-u", 6, &err);
+		CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, 6, 0, &err), LKC_OK, &err);
+		CHECK_RC(lkc_auto_start(store, &h, 6, 0, 0, &a, &err), LKC_OK, &err);
+		CHECK_RC(other->ops->force_release(other, "auto-u", 6, &err), LKC_OK, &err);
+		usleep((useconds_t) (i * 13 % 2500));
+		lkc_auto_detach(a);
+		lkc_abandon(store, &h);
+		lkc_hold_init(&r, "auto-u", 6, &err);
+		CHECK_RC(lkc_hold_restore(&r, h.owner, h.owner_len, &err), LKC_OK, &err);
+		b = lkc_auto_adopt(store, &r);
+		if (b != NULL) {
+			adopted++;
+			lkc_auto_stop(b);
+		}
+		lkc_hold_dispose(&r);
+		lkc_hold_dispose(&h);
+	}
+	/* Some were adopted before the thread found them gone and let them go, none twice. */
+	CHECK(adopted > 0);
+	CHECK(lkc_auto_count() == 0);
+	lkc_store_release(other);
+	lkc_store_release(store);
+}
+
 /* A server frozen for less than the TTL costs nothing; one restarted empty ends the refreshing. */
 static void a_server_away(void)
 {
@@ -385,5 +426,5 @@ static void stop_servers(void)
 }
 
 TEST_MAIN(T(refreshes_while_the_owner_sleeps), T(a_broken_hold_is_not_taken_again), T(a_bound_ends_it),
-	T(detached_then_adopted), T(a_server_away), T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
+	T(detached_then_adopted), T(adopted_while_found_gone), T(a_server_away), T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
 	T(stop_servers))
