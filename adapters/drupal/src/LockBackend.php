@@ -17,6 +17,11 @@ use Lock\Store;
  * released by release(), by releaseAll() at the end of the request, or when
  * their TTL (acquire()'s $timeout) runs out on stores with expiry. Every hold
  * is owned by the request's lock id (getLockId()).
+ *
+ * With $autoRefresh the extension refreshes each hold (stores with expiry) to
+ * its $timeout about every third of it while this service holds it, whatever
+ * the request does meanwhile: a long cron run keeps its lock, and a request
+ * that dies frees it within $timeout.
  */
 class LockBackend implements LockBackendInterface
 {
@@ -28,8 +33,15 @@ class LockBackend implements LockBackendInterface
 
     protected ?string $lockId = null;
 
-    public function __construct(protected readonly Factory $factory)
+    /**
+     * @param bool|float $autoRefresh refresh each hold while it is held here (true), for at most
+     *                                that many seconds from its acquisition (a float); false: never
+     */
+    public function __construct(protected readonly Factory $factory, protected readonly bool|float $autoRefresh = false)
     {
+        if (is_float($autoRefresh) && !($autoRefresh > 0.0 && is_finite($autoRefresh))) {
+            throw new \ValueError(sprintf('%s::__construct(): $autoRefresh must be true, false or a positive number of seconds', static::class));
+        }
         $this->releaseAtRequestEnd();
     }
 
@@ -164,9 +176,9 @@ class LockBackend implements LockBackendInterface
         return $this->locks[$name] ?? null;
     }
 
-    /** A lock of $name whose owner is this backend's lock id. */
+    /** A lock of $name whose owner is this backend's lock id, auto-refreshed as configured. */
     protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock
     {
-        return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId());
+        return $this->factory->createLock($name, $ttl, $autoRelease, $this->getLockId(), $this->autoRefresh);
     }
 }

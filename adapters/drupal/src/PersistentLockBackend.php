@@ -7,6 +7,7 @@ namespace Lock\Adapter\Drupal;
 use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
+use Lock\LockException;
 use Lock\Store;
 
 /**
@@ -16,15 +17,20 @@ use Lock\Store;
  * Only on stores whose holds are not bound to a process (Redis): on flock or
  * semaphore, acquire() and release() throw UnsupportedStoreException naming
  * the store.
+ *
+ * With $autoRefresh, a hold is refreshed while the request that took (or
+ * renewed) it runs; when that request ends, it runs out its $timeout, as
+ * Drupal's persistent holds do: that is what frees one an abandoned batch left.
  */
 class PersistentLockBackend extends LockBackend
 {
     /**
-     * @param string $lockId the owner of every persistent hold: 1 to 255 bytes
+     * @param string     $lockId      the owner of every persistent hold: 1 to 255 bytes
+     * @param bool|float $autoRefresh as for LockBackend, while the request holds
      */
-    public function __construct(Factory $factory, string $lockId = 'persistent')
+    public function __construct(Factory $factory, string $lockId = 'persistent', bool|float $autoRefresh = false)
     {
-        parent::__construct($factory);
+        parent::__construct($factory, $autoRefresh);
         if ($lockId === '' || strlen($lockId) > 255) {
             throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($lockId) must be 1 to 255 bytes', self::class));
         }
@@ -64,6 +70,28 @@ class PersistentLockBackend extends LockBackend
     /** Holds stay when the request ends. */
     protected function releaseAtRequestEnd(): void
     {
+    }
+
+    /**
+     * The request ends with holds taken here: they stay, and run out their $timeout from the
+     * last refresh. The extension goes on refreshing a hold whose lock object lets go of it
+     * without releasing it; the restore that follows adopts that refreshing and stops it
+     * (locally: nothing is sent to the store).
+     */
+    public function __destruct()
+    {
+        if ($this->autoRefresh === false || $this->locks === []) {
+            return;
+        }
+        $names = array_keys($this->locks);
+        $this->locks = [];
+        foreach ($names as $name) {
+            try {
+                $this->factory->restoreLock((string) $name, $this->getLockId(), null, false, false);
+            } catch (LockException) {
+                // Nothing of this lock id to adopt here: nothing left refreshing.
+            }
+        }
     }
 
     protected function createLock(string $name, float $ttl, bool $autoRelease = true): Lock

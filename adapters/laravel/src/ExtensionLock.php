@@ -17,6 +17,13 @@ use Lock\Store;
  * Laravel's cache lock over the lock extension: Cache::lock(), Cache::restoreLock(),
  * WithoutOverlapping, onOneServer() and Cache::funnel() use it unchanged. block() waits
  * natively, woken by the release, instead of Laravel's sleep loop.
+ *
+ * With the store's auto_refresh, the extension refreshes a hold with a TTL ($seconds) while a
+ * lock object of this process holds it (taken by get() or block(), or shared through
+ * restoreLock() here), within the bound. A hold whose lock objects are all dropped unreleased
+ * runs out its $seconds, as Laravel promises of such a hold, save a unique job's: Laravel drops
+ * that lock object at dispatch, and its refreshing goes on in the dispatching process until the
+ * worker releases the lock, the bound passes or that process ends.
  */
 final class ExtensionLock extends LaravelLock
 {
@@ -38,20 +45,28 @@ final class ExtensionLock extends LaravelLock
     private const UNIQUE_JOB_PREFIX = 'laravel_unique_job:';
 
     /**
-     * @param int|float|string|null $seconds the hold's TTL, as Laravel takes it (a numeric string too); 0 or null for no expiry
-     * @param string|int|null       $owner   the hold's owner, passed to the extension as a string; null: Laravel's Str::random()
-     * @param bool                  $restore adopt the owner's hold (restoreLock())
+     * The store's auto_refresh for the holds this lock takes: false where there is nothing to
+     * refresh (no TTL, a store whose holds do not expire).
      */
-    public function __construct(private readonly Factory $factory, string $name, int|float|string|null $seconds = 0, string|int|null $owner = null, bool $restore = false)
+    private readonly bool|float $autoRefresh;
+
+    /**
+     * @param int|float|string|null $seconds     the hold's TTL, as Laravel takes it (a numeric string too); 0 or null for no expiry
+     * @param string|int|null       $owner       the hold's owner, passed to the extension as a string; null: Laravel's Str::random()
+     * @param bool                  $restore     adopt the owner's hold (restoreLock())
+     * @param bool|float            $autoRefresh the store's auto_refresh (ExtensionStore validates it)
+     */
+    public function __construct(private readonly Factory $factory, string $name, int|float|string|null $seconds = 0, string|int|null $owner = null, bool $restore = false, bool|float $autoRefresh = false)
     {
         $seconds = self::seconds($seconds);
         parent::__construct($name, $seconds, $owner === null ? null : (string) $owner);
         $this->holds = Holds::of($factory);
         $this->processBound = $factory->getStore()->supports(Store::PROCESS_BOUND);
         $ttl = $seconds > 0 ? (float) $seconds : null;
+        $this->autoRefresh = $ttl !== null && $factory->getStore()->supports(Store::EXPIRING) ? $autoRefresh : false;
         $resource = self::resource($name);
         if (!$restore) {
-            $this->hold = new Hold($this->createLock($resource, $ttl));
+            $this->hold = new Hold($this->createLock($resource, $ttl), $this->refreshedWhileHeld() ? $factory : null);
 
             return;
         }
@@ -76,7 +91,18 @@ final class ExtensionLock extends LaravelLock
      */
     private function createLock(string $resource, ?float $ttl): Lock
     {
-        return $this->factory->createLock($resource, $ttl, $this->processBound, $this->owner);
+        return $this->factory->createLock($resource, $ttl, $this->processBound, $this->owner, $ttl !== null ? $this->autoRefresh : false);
+    }
+
+    /**
+     * Whether the refreshing of a hold this lock takes ends when its lock objects are dropped
+     * (Hold), so that the hold runs out its $seconds as Laravel's are meant to: every refreshed
+     * hold but a unique job's, whose lock object Laravel drops at dispatch while the job has yet
+     * to be queued, let alone run.
+     */
+    private function refreshedWhileHeld(): bool
+    {
+        return $this->autoRefresh !== false && !str_starts_with($this->name, self::UNIQUE_JOB_PREFIX);
     }
 
     /** Laravel's $seconds as a number: what PHP reads as a number is taken, as Laravel's own stores take it. */
@@ -221,7 +247,7 @@ final class ExtensionLock extends LaravelLock
     /**
      * Extends our hold to $seconds (default: the lock's), false when it is no longer ours.
      * 0 takes the expiry off, as Laravel's RedisLock does (PERSIST): the hold then lasts
-     * until released.
+     * until released. With auto_refresh, the refreshing goes on with the TTL given last.
      */
     public function refresh($seconds = null): bool
     {
@@ -233,7 +259,10 @@ final class ExtensionLock extends LaravelLock
         try {
             if ($seconds <= 0 && $lock->getTtl() !== null && $this->factory->getStore()->supports(Store::EXPIRING)) {
                 // The extension refreshes to a lock's own TTL: a lock without one keeps the hold without expiry.
+                unset($lock);
                 $this->hold->lock = $this->factory->restoreLock(self::resource($this->name), $this->owner, null, false);
+                // The lock replaced let go of the hold: its auto-refresh, left going on, would put a TTL back.
+                Hold::stopRefreshing($this->factory, self::resource($this->name), $this->owner);
                 $lock = $this->hold->lock;
             }
             $lock->refresh($seconds > 0 ? (float) $seconds : null);

@@ -15,25 +15,41 @@ use Lock\Factory;
  */
 final class ExtensionStore implements Store, LockProvider
 {
-    public function __construct(private readonly Store $store, private readonly Factory $factory)
+    private readonly bool|float $autoRefresh;
+
+    /**
+     * @param bool|float $autoRefresh the store's `auto_refresh`: the extension refreshes a hold with
+     *                                a TTL while its lock object holds (true), for at most that many
+     *                                seconds (a float); false: never (ExtensionLock says what is covered)
+     *
+     * @throws \InvalidArgumentException for an $autoRefresh that is not true, false or a positive number
+     */
+    public function __construct(private readonly Store $store, private readonly Factory $factory, bool|float $autoRefresh = false)
     {
+        $this->autoRefresh = StoreFactory::autoRefresh($autoRefresh);
     }
 
     /** A lock for $name held $seconds (0: no expiry), under $owner (null: the extension's own random token). */
     public function lock($name, $seconds = 0, $owner = null): ExtensionLock
     {
-        return new ExtensionLock($this->factory, (string) $name, $seconds, $owner);
+        return new ExtensionLock($this->factory, (string) $name, $seconds, $owner, false, $this->autoRefresh);
     }
 
     /** Adopts the hold $owner took on $name, in this or (on stores whose holds outlive a process) another process. */
     public function restoreLock($name, $owner): ExtensionLock
     {
-        return new ExtensionLock($this->factory, (string) $name, 0, (string) $owner, true);
+        return new ExtensionLock($this->factory, (string) $name, 0, (string) $owner, true, $this->autoRefresh);
     }
 
     public function getFactory(): Factory
     {
         return $this->factory;
+    }
+
+    /** The store's `auto_refresh`: false, true, or the bound in seconds. */
+    public function getAutoRefresh(): bool|float
+    {
+        return $this->autoRefresh;
     }
 
     /** Whether the extension's store binds a hold to its process (it cannot expire): flock, semaphore, PostgreSQL and MySQL session holds. */

@@ -70,13 +70,14 @@ final class LockServiceProvider extends ServiceProvider
                 if ($inner === null || $inner === ($config['store'] ?? null)) {
                     throw new \InvalidArgumentException(sprintf('The lock-ext cache store [%s] needs a "cache_store" for its other cache calls, other than itself', $config['store'] ?? ''));
                 }
+                $autoRefresh = StoreFactory::autoRefresh($config['auto_refresh'] ?? false, (string) ($config['store'] ?? ''));
                 $factory = StoreFactory::create(
                     $config,
                     (array) ($app['config']['database.redis'] ?? []),
                     (string) ($app['config']['cache.prefix'] ?? ''),
                 );
 
-                return $cache->repository(new ExtensionStore($cache->store($inner)->getStore(), $factory), $config);
+                return $cache->repository(new ExtensionStore($cache->store($inner)->getStore(), $factory, $autoRefresh), $config);
             });
         });
     }

@@ -40,6 +40,33 @@ final class StoreFactory
         return new Factory(new RedisStore(self::dsn($connection), self::options($connection, (string) $prefix)));
     }
 
+    /**
+     * A `lock-ext` store's `auto_refresh`: false (or absent, null) for none, true while a lock
+     * object holds, or a number of seconds (a numeric string too, as env() gives it) bounding how
+     * long the refreshing of one hold goes on.
+     *
+     * @param string $store the cache store's name, for the message
+     *
+     * @throws \InvalidArgumentException for anything else: negative, zero, NAN, INF, another type
+     */
+    public static function autoRefresh(mixed $value, string $store = ''): bool|float
+    {
+        if ($value === null || \is_bool($value)) {
+            return $value ?? false;
+        }
+        if (\is_int($value) || \is_float($value) || \is_string($value) && is_numeric($value)) {
+            $seconds = (float) $value;
+            if ($seconds > 0.0 && is_finite($seconds)) {
+                return $seconds;
+            }
+        }
+        throw new \InvalidArgumentException(sprintf(
+            'The lock-ext cache store [%s]: "auto_refresh" must be true, false or a positive number of seconds (how long the refreshing of a hold may go on), %s given',
+            $store,
+            \is_scalar($value) ? var_export($value, true) : get_debug_type($value),
+        ));
+    }
+
     /** @param array<string, mixed> $connection */
     private static function dsn(array $connection): string
     {

@@ -15,6 +15,7 @@ use Psr\Log\LoggerAwareInterface;
 use Psr\Log\LoggerAwareTrait;
 use Symfony\Component\Lock\BlockingSharedLockStoreInterface;
 use Symfony\Component\Lock\BlockingStoreInterface;
+use Symfony\Component\Lock\Exception\InvalidArgumentException;
 use Symfony\Component\Lock\Exception\InvalidTtlException;
 use Symfony\Component\Lock\Exception\LockConflictedException;
 use Symfony\Component\Lock\Exception\LockExpiredException;
@@ -38,6 +39,11 @@ use Symfony\Component\Lock\Lock as SymfonyLock;
  *
  * The logger (setLogger(); the bundle gives it the "lock" channel) hears what Symfony's Lock
  * cannot see: a hold found expired or lost when it is released, and a release reset() could not make.
+ *
+ * With $autoRefresh, the extension refreshes each hold (expiring stores) while its Key holds it,
+ * to the TTL Symfony's Lock last put on it, within the bound. A hold that outlives its Key (a
+ * Lock without autoRelease) then runs out that TTL, as Symfony promises of it. The Key learns the
+ * expiry the refreshes set at each call to the store (isAcquired(), refresh(), acquire()).
  */
 final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLockStoreInterface, LoggerAwareInterface
 {
@@ -51,20 +57,32 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
      * The extension's Lock whose hold the last take() on this store has just taken (expiring
      * stores whose holds outlive the process only): the putOffExpiration() Symfony's Lock makes
      * right after a save can find that hold already lasting as long as asked, and skip the round trip.
+     * Weak: it keeps no Lock, nor so its hold's refreshing, alive past its Key.
+     *
+     * @var \WeakReference<Lock>|null
      */
-    private ?Lock $justTaken = null;
+    private ?\WeakReference $justTaken = null;
 
     /** @var \WeakMap<Key, true> Keys holding here through a Symfony Lock with autoRelease: what reset() releases */
     private \WeakMap $autoReleased;
 
     /**
-     * @param float $initialTtl seconds a hold lasts before Symfony's Lock refreshes it to its own TTL
-     *                          (expiring stores only), as for Symfony's own RedisStore
+     * @param float      $initialTtl  seconds a hold lasts before Symfony's Lock refreshes it to its own TTL
+     *                                (expiring stores only), as for Symfony's own RedisStore
+     * @param bool|float $autoRefresh the extension refreshes a hold while its Key holds it (true), for at most
+     *                                that many seconds from the acquisition (a float); false: only Symfony's
+     *                                refresh() does. Stores whose holds do not expire take it and need nothing.
+     *
+     * @throws InvalidTtlException      for an $initialTtl that is not positive and finite
+     * @throws InvalidArgumentException for an $autoRefresh that is neither a bool nor a positive, finite number
      */
-    public function __construct(private readonly Store $store, private readonly float $initialTtl = 300.0)
+    public function __construct(private readonly Store $store, private readonly float $initialTtl = 300.0, private readonly bool|float $autoRefresh = false)
     {
         if (!($initialTtl > 0.0) || is_infinite($initialTtl)) {
             throw new InvalidTtlException(sprintf('"%s()" expects a strictly positive TTL. Got %s.', __METHOD__, $initialTtl));
+        }
+        if (\is_float($autoRefresh) && !($autoRefresh > 0.0 && is_finite($autoRefresh))) {
+            throw new InvalidArgumentException(sprintf('"%s()" expects $autoRefresh to be true, false or a strictly positive number of seconds (how long a hold may be refreshed). Got %s.', __METHOD__, $autoRefresh));
         }
         $this->factory = new Factory($store, $initialTtl);
         $this->expiring = $store->supports(Store::EXPIRING);
@@ -102,6 +120,28 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
         return $this->store;
     }
 
+    /** false, true, or the bound of the refreshing in seconds ($autoRefresh). */
+    public function getAutoRefresh(): bool|float
+    {
+        return $this->autoRefresh;
+    }
+
+    /**
+     * Ends the refreshing the extension left going on for $owner's hold of $resource when a Lock
+     * of this store let go of it without releasing it (its Key gone): the extension hands it to
+     * the next restoreLock() of this process, which stops it. Local: nothing is sent to the store.
+     *
+     * @internal
+     */
+    public function stopRefreshing(string $resource, string $owner): void
+    {
+        try {
+            $this->factory->restoreLock($resource, $owner, null, false, false);
+        } catch (LockException) {
+            // Nothing of this owner to adopt here: nothing left refreshing.
+        }
+    }
+
     public function save(Key $key): void
     {
         $this->take($key, false, false);
@@ -128,7 +168,7 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
             return;
         }
         $lock = $this->lockOf($key);
-        if ($lock !== null && $this->justTaken === $lock) {
+        if ($lock !== null && $this->justTaken?->get() === $lock) {
             $this->justTaken = null;
             if ($this->lastsAsAsked($key, $lock, $ttl)) {
                 return;
@@ -180,9 +220,33 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
             return false;
         }
         try {
-            return $lock->isAcquired();
+            $held = $lock->isAcquired();
         } catch (StorageException $e) {
             throw new LockStorageException($e->getMessage(), 0, $e);
+        }
+        if ($held && $this->refreshes()) {
+            $this->learnLifetime($key, $lock);
+        }
+
+        return $held;
+    }
+
+    /** Whether the extension refreshes the holds taken here. */
+    private function refreshes(): bool
+    {
+        return $this->autoRefresh !== false && $this->expiring;
+    }
+
+    /**
+     * The Key's lifetime becomes what is left of the hold as the extension's refreshes set it
+     * (Symfony's Key keeps an expiry of its own, which only the store's calls can move).
+     */
+    private function learnLifetime(Key $key, Lock $lock): void
+    {
+        $left = $lock->getRemainingLifetime();
+        if ($left !== null) {
+            $key->resetLifetime();
+            $key->reduceLifetime($left);
         }
     }
 
@@ -218,7 +282,7 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
             $key->markUnserializable();
         } elseif ($this->expiring) {
             // Not on process-bound stores: keeping their Lock here would keep its hold past the Key.
-            $this->justTaken = $lock;
+            $this->justTaken = \WeakReference::create($lock);
         }
         $this->checkNotExpired($key);
     }
@@ -269,13 +333,18 @@ final class ExtensionStore implements BlockingStoreInterface, BlockingSharedLock
          * Symfony's own stores there (else the process would keep it, let go, until it ends).
          */
         $autoRelease = $this->processBound || self::takenWithAutoRelease();
+        $autoRefresh = $this->refreshes() ? $this->autoRefresh : false;
         if ($state->unserialized && !$this->processBound) {
             // Another process may hold under this owner: restoreLock() adopts the hold (acquire() takes it anew when there is none).
-            $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, $autoRelease);
+            $lock = $this->factory->restoreLock((string) $key, $state->owner, $this->initialTtl, $autoRelease, $autoRefresh);
         } elseif ($create) {
-            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $autoRelease, $state->owner);
+            $lock = $this->factory->createLock((string) $key, $this->expiring ? $this->initialTtl : null, $autoRelease, $state->owner, $autoRefresh);
         } else {
             return null;
+        }
+        if ($autoRefresh !== false && !$autoRelease) {
+            // Its hold outlives the Key: KeyState ends the refreshing with the Key.
+            $state->refreshed[$this] = true;
         }
 
         return $state->holds[$this] = $lock;

@@ -149,6 +149,39 @@ final class FrameworkLockTest extends TestCase
         }
     }
 
+    /** auto_refresh in the query of a lock: DSN is the store's $autoRefresh; the rest goes to the extension. */
+    public function testAutoRefreshInTheDsnIsTheStoresOption(): void
+    {
+        foreach (['&auto_refresh=true' => true, '&auto_refresh=600' => 600.0, '&auto_refresh=1.5' => 1.5, '&auto_refresh=false' => false, '' => false] as $query => $expected) {
+            $store = self::storeOf($this->service($this->boot($this->lockDsn() . $query), 'lock.factory'));
+            self::assertInstanceOf(ExtensionStore::class, $store);
+            self::assertSame($expected, $store->getAutoRefresh(), $query);
+        }
+        // The only parameter: the extension's DSN is left without a query.
+        $factory = $this->service($this->boot('lock:' . Stores::redisDsn() . '?auto_refresh=true'), 'lock.factory');
+        self::assertTrue(self::storeOf($factory)->getAutoRefresh());
+
+        $lock = $this->service($this->boot($this->lockDsn() . '&auto_refresh=true'), 'lock.factory')->createLock('report', 1.0);
+        self::assertTrue($lock->acquire());
+        sleep(2);
+        self::assertTrue($this->native()->isLocked('report'), 'refreshed past its TTL while the Lock holds');
+        $lock->release();
+        self::assertFalse($this->native()->isLocked('report'));
+    }
+
+    public function testABadAutoRefreshInTheDsnIsRefused(): void
+    {
+        foreach (['yes' => '"yes" given', '-5' => '"-5" given', '0' => 'auto_refresh=0 is ambiguous: write auto_refresh=false', '1' => 'auto_refresh=1 is ambiguous: write auto_refresh=true', 'NAN' => '"NAN" given', '' => '"" given'] as $value => $message) {
+            $kernel = $this->boot($this->lockDsn() . '&auto_refresh=' . $value);
+            try {
+                $this->service($kernel, 'lock.factory');
+                self::fail("a lock.factory with auto_refresh=$value");
+            } catch (\ValueError $e) {
+                self::assertStringContainsString($message, $e->getMessage());
+            }
+        }
+    }
+
     public function testAWorkersLockKeptAcrossServicesResetterStaysAcquired(): void
     {
         $kernel = $this->boot($this->lockDsn());

@@ -7,6 +7,7 @@ namespace Lock\Adapter\Yii2;
 use Lock\ExpiredException;
 use Lock\Factory;
 use Lock\Lock;
+use Lock\LockException;
 use Lock\Store;
 use yii\base\Application;
 use yii\mutex\Mutex;
@@ -20,6 +21,7 @@ use yii\mutex\Mutex;
  *         'class' => \Lock\Adapter\Yii2\LockMutex::class,
  *         'dsn' => 'redis://127.0.0.1:6379?prefix=myapp:',
  *         'ttl' => 30.0,
+ *         'autoRefresh' => true,   // optional: keep a hold refreshed while it is held
  *     ],
  * ],
  * ```
@@ -31,6 +33,10 @@ use yii\mutex\Mutex;
  * request: on the application's EVENT_AFTER_REQUEST as well as in Yii's
  * shutdown function, so that a worker serving many requests in one process
  * (RoadRunner, Swoole, FrankenPHP) does not keep what a request forgot.
+ *
+ * With $autoRefresh the extension refreshes each hold (stores with expiry)
+ * about every third of $ttl while this component holds it, whatever the code
+ * under the mutex does meanwhile; a killed process's hold expires within $ttl.
  */
 class LockMutex extends Mutex
 {
@@ -43,6 +49,17 @@ class LockMutex extends Mutex
      * release or the end of the process whatever this says.
      */
     public ?float $ttl = 30.0;
+
+    /**
+     * Refresh each hold (stores with expiry) while this component holds it:
+     * true, or a number of seconds bounding how long a hold is refreshed after
+     * its acquisition (then it runs out $ttl); false: never. Without
+     * autoRelease, a hold still taken when the component goes (the end of the
+     * script or request) is refreshed no more, and runs out $ttl.
+     *
+     * @var bool|float
+     */
+    public mixed $autoRefresh = false;
 
     /** A ready factory; when set, $dsn is not used. */
     public ?Factory $factory = null;
@@ -58,10 +75,42 @@ class LockMutex extends Mutex
         if ($this->ttl !== null && !($this->ttl > 0.0 && is_finite($this->ttl))) {
             throw new \ValueError(sprintf('%s::$ttl must be a positive number of seconds or null', static::class));
         }
+        if (!\is_bool($this->autoRefresh)) {
+            if (!\is_int($this->autoRefresh) && !\is_float($this->autoRefresh)) {
+                throw new \TypeError(sprintf('%s::$autoRefresh must be true, false or a positive number of seconds, %s given', static::class, get_debug_type($this->autoRefresh)));
+            }
+            if (!($this->autoRefresh > 0 && is_finite((float) $this->autoRefresh))) {
+                throw new \ValueError(sprintf('%s::$autoRefresh must be true, false or a positive number of seconds, %s given', static::class, var_export($this->autoRefresh, true)));
+            }
+            $this->autoRefresh = (float) $this->autoRefresh;
+        }
         $this->factory ??= Factory::fromDsn($this->dsn);
         parent::init();
         if ($this->autoRelease && class_exists(\Yii::class, false) && \Yii::$app instanceof Application) {
             \Yii::$app->on(Application::EVENT_AFTER_REQUEST, [$this, 'releaseAll']);
+        }
+    }
+
+    /**
+     * Without autoRelease, the holds still taken stay when the component goes,
+     * and run out $ttl from their last refresh, as Yii's own mutexes' do: the
+     * extension goes on refreshing a hold whose lock object lets go of it, and
+     * the restore that follows adopts that refreshing and stops it (locally:
+     * nothing is sent to the store).
+     */
+    public function __destruct()
+    {
+        if ($this->autoRelease || $this->autoRefresh === false || $this->holds === []) {
+            return;
+        }
+        $owners = array_map(static fn (Lock $lock): string => $lock->getOwner(), $this->holds);
+        $this->holds = [];
+        foreach ($owners as $name => $owner) {
+            try {
+                $this->factory->restoreLock((string) $name, $owner, null, false, false);
+            } catch (LockException) {
+                // Nothing of this owner to adopt here: nothing left refreshing.
+            }
         }
     }
 
@@ -120,7 +169,7 @@ class LockMutex extends Mutex
             // name held here fails at once instead of waiting for itself.
             return false;
         }
-        $lock = $this->factory->createLock($name, $this->ttl, (bool) $this->autoRelease);
+        $lock = $this->factory->createLock($name, $this->ttl, (bool) $this->autoRelease, null, $this->ttl !== null ? $this->autoRefresh : false);
         $timeout = (float) $timeout;
         $acquired = $timeout > 0.0 ? $lock->acquire(true, $timeout) : $lock->acquire();
         if ($acquired) {

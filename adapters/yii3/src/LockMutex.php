@@ -24,10 +24,12 @@ final class LockMutex implements MutexInterface
     private ?Lock $lock = null;
     private readonly string $key;
 
+    /** @param bool|float $autoRefresh LockMutexFactory's: refresh the hold while this mutex holds it (a float: for at most that many seconds) */
     public function __construct(
         private readonly Factory $factory,
         private readonly string $name,
         private readonly ?float $ttl = 30.0,
+        private readonly bool|float $autoRefresh = false,
     ) {
         $this->key = spl_object_id($factory->getStore()) . "\0" . $name;
     }
@@ -47,7 +49,7 @@ final class LockMutex implements MutexInterface
         if ($this->lock !== null || isset(self::$held[$this->key])) {
             return false;
         }
-        $lock = $this->factory->createLock($this->name, $this->ttl);
+        $lock = $this->factory->createLock($this->name, $this->ttl, true, null, $this->ttl !== null ? $this->autoRefresh : false);
         if (!($timeout > 0 ? $lock->acquire(true, (float) $timeout) : $lock->acquire())) {
             return false;
         }

@@ -13,30 +13,42 @@ use Yiisoft\Mutex\MutexInterface;
 /**
  * yiisoft/mutex's MutexFactoryInterface over the lock extension, so that
  * Synchronizer and createAndAcquire() use it.
+ *
+ * With $autoRefresh, the extension refreshes a mutex's hold (stores with expiry)
+ * about every third of $ttl while the mutex holds it, whatever the code under
+ * the mutex does meanwhile; it stops at release() or the mutex's destruction,
+ * and with the process: a killed holder's hold expires within $ttl.
  */
 final class LockMutexFactory extends MutexFactory
 {
     /** @var \WeakMap<LockMutex, true> the mutexes made here that are still alive */
     private \WeakMap $live;
 
-    /** @param ?float $ttl seconds a hold lasts unless released (stores with expiry); null: no expiry */
-    public function __construct(private readonly Factory $factory, private readonly ?float $ttl = 30.0)
+    /**
+     * @param ?float     $ttl         seconds a hold lasts unless released or refreshed (stores with expiry); null: no expiry
+     * @param bool|float $autoRefresh refresh a hold while its mutex holds it (true), for at most that many
+     *                                seconds from the acquisition (a float: then it runs out $ttl); false: never
+     */
+    public function __construct(private readonly Factory $factory, private readonly ?float $ttl = 30.0, private readonly bool|float $autoRefresh = false)
     {
         if ($ttl !== null && !($ttl > 0.0 && is_finite($ttl))) {
             throw new \ValueError(sprintf('%s::__construct(): Argument #2 ($ttl) must be a positive number of seconds or null', self::class));
+        }
+        if (\is_float($autoRefresh) && !($autoRefresh > 0.0 && is_finite($autoRefresh))) {
+            throw new \ValueError(sprintf('%s::__construct(): Argument #3 ($autoRefresh) must be true, false or a positive number of seconds', self::class));
         }
         $this->live = new \WeakMap();
     }
 
     /** @param string $dsn any DSN of Lock\Factory::fromDsn() */
-    public static function fromDsn(#[\SensitiveParameter] string $dsn, ?float $ttl = 30.0): self
+    public static function fromDsn(#[\SensitiveParameter] string $dsn, ?float $ttl = 30.0, bool|float $autoRefresh = false): self
     {
-        return new self(Factory::fromDsn($dsn), $ttl);
+        return new self(Factory::fromDsn($dsn), $ttl, $autoRefresh);
     }
 
     public function create(string $name): MutexInterface
     {
-        $mutex = new LockMutex($this->factory, $name, $this->ttl);
+        $mutex = new LockMutex($this->factory, $name, $this->ttl, $this->autoRefresh);
         $this->live[$mutex] = true;
 
         return $mutex;

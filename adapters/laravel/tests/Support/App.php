@@ -19,14 +19,17 @@ use Lock\Adapter\TestSupport\Env;
  */
 final class App
 {
-    /** @param Container|null $app the container to set up (a Laravel Application, for artisan); null: a new Container */
-    public static function boot(string $kind, ?Container $app = null): Container
+    /**
+     * @param Container|null       $app   the container to set up (a Laravel Application, for artisan); null: a new Container
+     * @param array<string, mixed> $locks more settings of the `locks` store (auto_refresh)
+     */
+    public static function boot(string $kind, ?Container $app = null, array $locks = []): Container
     {
         $port = getenv('LOCK_TEST_REDIS_PORT');
         if ($port === false || $port === '') {
             throw new \RuntimeException('LOCK_TEST_REDIS_PORT is not set: run the suite through adapters/test.sh');
         }
-        $locks = ['driver' => 'lock-ext', 'cache_store' => 'array'] + match ($kind) {
+        $locks = $locks + ['driver' => 'lock-ext', 'cache_store' => 'array'] + match ($kind) {
             'redis' => ['connection' => 'locks', 'prefix' => 'lock-adapters-laravel:'],
             'redlock' => ['dsn' => Env::serverDsn('LOCK_TEST_REDLOCK_DSN') . '?prefix=lock-adapters-laravel:'],
             'flock' => ['dsn' => 'flock://' . sys_get_temp_dir() . '/lock-adapters-laravel'],
