@@ -104,15 +104,51 @@ else
 fi
 # --- end MemcachedStore ---
 
+# The core is compiled once, each file to an object (side by side, as many at once as there
+# are CPUs), instrumented for the fuzzer without its main; each harness then links them,
+# but for the core files it includes itself to reach their static functions.
+objcflags=()
+for f in "${cflags[@]}"; do
+	objcflags+=("${f/-fsanitize=fuzzer,/-fsanitize=fuzzer-no-link,}")
+done
+mkdir -p "$work/obj"
+compile_core() {
+	"$cc" "${objcflags[@]}" "${hiredis_cflags[@]}" -c -o "$work/obj/$(basename "$1" .c).o" "$1" \
+		>"$work/obj/$(basename "$1" .c).log" 2>&1 || { cat "$work/obj/$(basename "$1" .c).log" >&2; return 1; }
+}
+core_built=1
+for f in $(core_sources ""); do
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+		wait -n || core_built=0
+	done
+	compile_core "$f" &
+done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do
+	wait -n || core_built=0
+done
+
 # Builds harness $1 into $work/fuzz_$1; the log is $work/$1.build.log.
 build() {
-	local h=$1 src="tests/fuzz/fuzz_$1.c" skip=""
+	local h=$1 src="tests/fuzz/fuzz_$1.c" skip="" objects=() f
+	[ "$core_built" = 1 ] || { echo "the core did not compile" >"$work/$h.build.log"; return 1; }
 	# A harness that includes core files to reach their static functions must not link them again.
 	skip=$(sed -n 's#^\#include "\.\./\.\./ext/core/\(lkc_[a-z0-9_]*\.c\)"#\1#p' "$src")
-	mapfile -t sources < <(core_sources "$skip")
-	"$cc" "${cflags[@]}" "${hiredis_cflags[@]}" -o "$work/fuzz_$h" "$src" "${sources[@]}" \
+	for f in $(core_sources "$skip"); do
+		objects+=("$work/obj/$(basename "$f" .c).o")
+	done
+	"$cc" "${cflags[@]}" "${hiredis_cflags[@]}" -o "$work/fuzz_$h" "$src" "${objects[@]}" \
 		"${hiredis_libs[@]}" >"$work/$h.build.log" 2>&1
 }
+
+# The harnesses link side by side too; then each runs in turn.
+for h in "${harnesses[@]}"; do
+	[ -f "tests/fuzz/fuzz_$h.c" ] || continue
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+		wait -n
+	done
+	(build "$h"; echo $? >"$work/$h.build.status") &
+done
+wait
 
 failed=0
 for h in "${harnesses[@]}"; do
@@ -121,7 +157,7 @@ for h in "${harnesses[@]}"; do
 		failed=1
 		continue
 	fi
-	if ! build "$h"; then
+	if [ "$(cat "$work/$h.build.status" 2>/dev/null)" != 0 ]; then
 		echo "fuzz: $h: build failed:" >&2
 		cat "$work/$h.build.log" >&2
 		failed=1

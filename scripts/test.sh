@@ -228,9 +228,25 @@ if [ ${#only[@]} -eq 0 ]; then
 	check package "$root/scripts/check-package.sh"
 	# The database and memcached stores are optional: a build without each one's client
 	# library still compiles and says so.
-	check build-without-libpq "$root/scripts/check-without-store.sh" pgsql
-	check build-without-libmariadb "$root/scripts/check-without-store.sh" mysql
-	check build-without-libmemcached "$root/scripts/check-without-store.sh" memcached
+	# The three builds go side by side: their configure steps mostly wait on one CPU each.
+	without_pids=()
+	for store in pgsql:libpq mysql:libmariadb memcached:libmemcached; do
+		(
+			"$root/scripts/check-without-store.sh" "${store%%:*}" >"$work/build-without-${store#*:}.log" 2>&1
+			echo $? >"$work/build-without-${store#*:}.status"
+		) &
+		without_pids+=($!)
+	done
+	wait "${without_pids[@]}"
+	for lib in libpq libmariadb libmemcached; do
+		if [ "$(cat "$work/build-without-$lib.status" 2>/dev/null)" = 0 ]; then
+			record "build-without-$lib" 1 0 0
+		else
+			echo "test: build-without-$lib failed:" >&2
+			tail -n 40 "$work/build-without-$lib.log" >&2
+			record "build-without-$lib" 0 1 0
+		fi
+	done
 
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
