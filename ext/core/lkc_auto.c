@@ -326,7 +326,7 @@ lkc_rc lkc_auto_start(lkc_store *store, const lkc_hold *hold, int64_t ttl_ms, ui
 		return rc;
 	}
 	a->ttl_ms = ttl_ms;
-	a->due_ns = due_ns != 0 ? due_ns : lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
+	a->due_ns = due_ns;
 	a->until_ns = until_ns;
 	a->expires_ns = hold->expires_ns;
 	a->gone = LKC_OK;
@@ -341,6 +341,13 @@ lkc_rc lkc_auto_start(lkc_store *store, const lkc_hold *hold, int64_t ttl_ms, ui
 		lkc_hold_dispose(&a->hold);
 		free(a);
 		return rc;
+	}
+	/*
+	 * The first refresh a third of the TTL from now; on a twin just made, a tenth: that
+	 * refresh also connects, which may take a while (a TLS handshake, a remote server).
+	 */
+	if (a->due_ns == 0) {
+		a->due_ns = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / (t->refs == 1 ? 10 : 3);
 	}
 	t->refs++;
 	a->twin = t;

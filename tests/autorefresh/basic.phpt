@@ -24,13 +24,15 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($ttl): void {
     $other = new Lock\Lock($resource, $store, $ttl);
     $refused = 0;
     $lifetimes = true;
-    for ($i = 0; $i < 8; $i++) {
+    // Four TTLs (two under valgrind, whose TTL is longer).
+    $rounds = lock_test_valgrind() ? 4 : 8;
+    for ($i = 0; $i < $rounds; $i++) {
         usleep((int) ($ttl * 1e6 / 2));
         $refused += $other->acquire() ? 0 : 1;
         $left = $lock->getRemainingLifetime();
         $lifetimes = $lifetimes && $left > 0 && $left <= $ttl && !$lock->isExpired();
     }
-    echo "four TTLs later: refused $refused of 8, lifetime within the TTL: ", var_export($lifetimes, true), "\n";
+    echo 'TTLs later: refused every time: ', var_export($refused === $rounds, true), ', lifetime within the TTL: ', var_export($lifetimes, true), "\n";
     var_dump($lock->isAcquired());
     // An explicit refresh still works beside the thread's.
     $lock->refresh();
@@ -38,7 +40,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($ttl): void {
     var_dump($other->acquire());
     $other->release();
     $stats = Lock\stats()[get_class($store)];
-    echo 'auto_refreshed counted: ', var_export($stats['auto_refreshed'] >= 6, true), "\n";
+    echo 'auto_refreshed counted: ', var_export($stats['auto_refreshed'] >= 3, true), "\n";
 });
 ?>
 --EXPECT--
@@ -48,7 +50,7 @@ bool(true)
 NULL
 -- redis, combined, pgsql-table, mysql-table, memcached
 bool(true)
-four TTLs later: refused 8 of 8, lifetime within the TTL: true
+TTLs later: refused every time: true, lifetime within the TTL: true
 bool(true)
 bool(true)
 auto_refreshed counted: true

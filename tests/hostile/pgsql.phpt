@@ -16,7 +16,7 @@ lock_test_hang_guard(150);
 $stop = !lock_test_valgrind();
 hostile_run(['pgsql'],
     ['lock' => 74, 'factory' => 8, 'store' => 14, 'order' => 4],
-    20000, 1000, killAt: $stop ? 0.5 : null, restartAt: $stop ? 0.75 : null);
+    20000, 600, killAt: $stop ? 0.5 : null, restartAt: $stop ? 0.75 : null);
 ?>
 --EXPECTF--
 seed: %d (set LOCK_TEST_SEED to replay)
