@@ -319,6 +319,24 @@ lkc_rc lkc_hold_copy(lkc_hold *dst, const lkc_hold *src, lkc_err *err)
 	return LKC_OK;
 }
 
+lkc_rc lkc_store_twin_ns(lkc_store **twin, const lkc_store *store, lkc_err *err)
+{
+	if (store->ns == NULL) {
+		return LKC_OK;
+	}
+	(*twin)->ns = malloc(store->ns_len + 1);
+	if ((*twin)->ns == NULL) {
+		lkc_store_release(*twin);
+		*twin = NULL;
+		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
+	}
+	memcpy((*twin)->ns, store->ns, store->ns_len);
+	(*twin)->ns[store->ns_len] = '\0';
+	(*twin)->ns_len = store->ns_len;
+	(*twin)->ns_server_len = store->ns_server_len;
+	return LKC_OK;
+}
+
 /* Clears what a hold knows of a hold it no longer has. */
 static void lkc_hold_forget(lkc_hold *hold)
 {

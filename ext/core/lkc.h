@@ -483,6 +483,8 @@ void lkc_auto_detach(lkc_auto *a);
 lkc_auto *lkc_auto_adopt(lkc_store *store, const lkc_hold *hold);
 /* How many holds this process's thread refreshes now. */
 size_t lkc_auto_count(void);
+/* Gives *twin, a store a twin op just opened, store's namespace; when out of memory releases it (*twin NULL). */
+lkc_rc lkc_store_twin_ns(lkc_store **twin, const lkc_store *store, lkc_err *err);
 /* Drops a store's twin as the store goes (lkc_store_release). */
 void lkc_auto_untwin(lkc_store *store);
 /* Stops the thread (after a refresh under way) and frees every record (module shutdown). */

@@ -1502,20 +1502,7 @@ static lkc_rc lkc_mc_twin(lkc_store *store, lkc_store **out, lkc_err *err)
 	}
 	/* What the open did not take (all of it when it failed early). */
 	lkc_memcached_config_free(&cfg);
-	if (rc != LKC_OK || store->ns == NULL) {
-		return rc;
-	}
-	(*out)->ns = malloc(store->ns_len + 1);
-	if ((*out)->ns == NULL) {
-		lkc_store_release(*out);
-		*out = NULL;
-		return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
-	}
-	memcpy((*out)->ns, store->ns, store->ns_len);
-	(*out)->ns[store->ns_len] = '\0';
-	(*out)->ns_len = store->ns_len;
-	(*out)->ns_server_len = store->ns_server_len;
-	return LKC_OK;
+	return rc != LKC_OK ? rc : lkc_store_twin_ns(out, store, err);
 }
 
 const char *lkc_memcached_version(void)

@@ -1520,19 +1520,7 @@ static lkc_rc lkc_myb_twin(lkc_store *store, lkc_store **out, lkc_err *err)
 		return rc;
 	}
 	((lkc_my_store *) *out)->twin = 1;
-	if (store->ns != NULL) {
-		(*out)->ns = malloc(store->ns_len + 1);
-		if ((*out)->ns == NULL) {
-			lkc_store_release(*out);
-			*out = NULL;
-			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
-		}
-		memcpy((*out)->ns, store->ns, store->ns_len);
-		(*out)->ns[store->ns_len] = '\0';
-		(*out)->ns_len = store->ns_len;
-		(*out)->ns_server_len = store->ns_server_len;
-	}
-	return LKC_OK;
+	return lkc_store_twin_ns(out, store, err);
 }
 
 static const lkc_store_ops lkc_my_ops = {

@@ -722,19 +722,7 @@ static lkc_rc lkc_pgt_twin(lkc_store *store, lkc_store **out, lkc_err *err)
 	if ((rc = lkc_pg_open(out, &cfg, err)) != LKC_OK) {
 		return rc;
 	}
-	if (store->ns != NULL) {
-		(*out)->ns = malloc(store->ns_len + 1);
-		if ((*out)->ns == NULL) {
-			lkc_store_release(*out);
-			*out = NULL;
-			return lkc_err_set(err, LKC_ERR_SYSTEM, "out of memory");
-		}
-		memcpy((*out)->ns, store->ns, store->ns_len);
-		(*out)->ns[store->ns_len] = '\0';
-		(*out)->ns_len = store->ns_len;
-		(*out)->ns_server_len = store->ns_server_len;
-	}
-	return LKC_OK;
+	return lkc_store_twin_ns(out, store, err);
 }
 
 const lkc_store_ops lkc_pg_table_ops = {

@@ -617,18 +617,7 @@ static lkc_rc lkc_rs_twin(lkc_store *store, lkc_store **out, lkc_err *err)
 	/* Never pooled: the thread's connections are never the host thread's. */
 	cfg.persistent = 0;
 	rc = lkc_redis_open(out, &cfg, err);
-	if (rc == LKC_OK && store->ns_len > 0) {
-		(*out)->ns = malloc(store->ns_len);
-		if ((*out)->ns == NULL) {
-			lkc_store_release(*out);
-			*out = NULL;
-			return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory");
-		}
-		memcpy((*out)->ns, store->ns, store->ns_len);
-		(*out)->ns_len = store->ns_len;
-		(*out)->ns_server_len = store->ns_server_len;
-	}
-	return rc;
+	return rc != LKC_OK ? rc : lkc_store_twin_ns(out, store, err);
 }
 
 static const lkc_store_ops lkc_rs_ops = {
