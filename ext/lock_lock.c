@@ -68,6 +68,7 @@ static bool php_lock_auto_follow(php_lock_obj *lock, int64_t ttl_ms, bool refres
 	if (lock->auto_ms == 0) {
 		return true;
 	}
+	lock->auto_ttl_ms = ttl_ms;
 	if (lock->refresher != NULL) {
 		lkc_auto_resume(lock->refresher, &lock->hold, ttl_ms, lock->auto_until_ns, refreshed);
 		return true;
@@ -762,8 +763,12 @@ ZEND_METHOD(Lock_Lock, isAcquired)
 		RETURN_THROWS();
 	}
 	lkc_err_clear(&err);
-	php_lock_auto_peek(lock);
+	php_lock_auto_pause(lock);
 	rc = lkc_check(php_lock_store_of(lock), &lock->hold, &err);
+	if (rc == LKC_OK && lock->refresher != NULL) {
+		/* Still ours, also when the thread gave up on a store that was away: it goes on refreshing. */
+		lkc_auto_resume(lock->refresher, &lock->hold, lock->auto_ttl_ms, lock->auto_until_ns, false);
+	}
 	switch (rc) {
 		case LKC_OK:
 			RETURN_TRUE;
@@ -772,6 +777,9 @@ ZEND_METHOD(Lock_Lock, isAcquired)
 			php_lock_auto_stop(lock);
 			RETURN_FALSE;
 		default:
+			if (lock->refresher != NULL) {
+				lkc_auto_resume(lock->refresher, &lock->hold, lock->auto_ttl_ms, lock->auto_until_ns, false);
+			}
 			php_lock_throw(rc, &err, &lock->hold);
 			RETURN_THROWS();
 	}
@@ -906,6 +914,7 @@ static bool php_lock_auto_restore(php_lock_obj *lock)
 		return true;
 	}
 	lock->auto_until_ns = lock->auto_ms > 0 ? lkc_now_ns() + (uint64_t) lock->auto_ms * 1000000u : 0;
+	lock->auto_ttl_ms = lock->ttl_ms;
 	if (left != NULL) {
 		lock->refresher = left;
 		lkc_auto_pause(left, &lock->hold);

@@ -23,6 +23,7 @@ typedef struct php_lock_obj {
 	int64_t auto_ms;             /* $autoRefresh: 0 off, -1 for as long as the hold lasts, else the most ms of refreshing */
 	uint64_t auto_until_ns;      /* the current hold's bound (auto_ms > 0), 0 none */
 	lkc_auto *refresher;         /* the core's record while the thread refreshes the hold, else NULL */
+	int64_t auto_ttl_ms;         /* the TTL the thread refreshes with (that of the last refresh) */
 	bool ready;                  /* the constructor ran */
 	/* The registry of held locks that request shutdown releases. */
 	struct php_lock_obj *prev;
