@@ -68,6 +68,11 @@ static bool php_lock_auto_follow(php_lock_obj *lock, int64_t ttl_ms, bool refres
 	if (lock->auto_ms == 0) {
 		return true;
 	}
+	if (ttl_ms == LKC_TTL_NONE) {
+		/* A hold without TTL has nothing to refresh. */
+		php_lock_auto_stop(lock);
+		return true;
+	}
 	lock->auto_ttl_ms = ttl_ms;
 	if (lock->refresher != NULL) {
 		lkc_auto_resume(lock->refresher, &lock->hold, ttl_ms, lock->auto_until_ns, refreshed);
@@ -132,8 +137,12 @@ static lkc_rc php_lock_drop(php_lock_obj *lock, bool release)
 		return rc;
 	}
 	store = php_lock_store_of(lock);
-	if (lock->refresher != NULL && !release && !lkc_hold_foreign(&lock->hold)) {
-		/* A hold that outlives its lock object goes on being refreshed, within its bound. */
+	if (lock->refresher != NULL && !release && !lock->auto_release && !lkc_hold_foreign(&lock->hold)) {
+		/*
+		 * A hold without autoRelease outlives its lock object and goes on being refreshed,
+		 * within its bound. One dropped without a release for another reason (its store
+		 * was found away at request end) runs out its TTL.
+		 */
 		lkc_auto_detach(lock->refresher);
 		lock->refresher = NULL;
 	}
@@ -877,6 +886,8 @@ ZEND_METHOD(Lock_Lock, getFencingToken)
 		RETURN_NULL();
 	}
 	lkc_err_clear(&err);
+	/* The cached token holds while the hold does: as the thread's refreshes say. */
+	php_lock_auto_peek(lock);
 	rc = lkc_fence(php_lock_store_of(lock), &lock->hold, &fence, &err);
 	if (rc == LKC_ERR_UNSUPPORTED) {
 		RETURN_NULL();
@@ -906,11 +917,11 @@ static bool php_lock_auto_restore(php_lock_obj *lock)
 	lkc_auto *left = lkc_auto_adopt(store, &lock->hold);
 	lkc_err err;
 
-	if (left != NULL && lock->auto_ms == 0) {
+	if (left != NULL && (lock->auto_ms == 0 || lock->ttl_ms == LKC_TTL_NONE)) {
 		lkc_auto_stop(left);
 		return true;
 	}
-	if (lock->auto_ms == 0) {
+	if (lock->auto_ms == 0 || lock->ttl_ms == LKC_TTL_NONE) {
 		return true;
 	}
 	lock->auto_until_ns = lock->auto_ms > 0 ? lkc_now_ns() + (uint64_t) lock->auto_ms * 1000000u : 0;

@@ -251,18 +251,6 @@ if [ ${#only[@]} -eq 0 ]; then
 	# The C core's unit tests under ASan and UBSan: one PASS/FAIL line per case. test_security's
 	# cases count towards the security group.
 	make -s -j"$(nproc)" -C tests/core all >"$work/core-build.log" 2>&1 || cat "$work/core-build.log" >&2
-	# The auto-refresh thread's test under valgrind's helgrind too, built without sanitizers: it
-	# mostly waits (its durations stretched, T_SLOW), so it goes on beside the other core tests.
-	(
-		if make -s -j"$(nproc)" -C tests/core helgrind >"$work/core-helgrind.log" 2>&1; then
-			(cd tests/core && T_SLOW=1 valgrind --tool=helgrind -q --error-exitcode=66 --suppressions=helgrind.supp \
-				./build/plain/test_auto) >>"$work/core-helgrind.log" 2>&1
-		else
-			false
-		fi
-		echo $? >"$work/core-helgrind.status"
-	) &
-	hg_pid=$!
 	core_security_pass=0
 	core_security_fail=0
 	: >"$work/core.log"
@@ -321,17 +309,6 @@ if [ ${#only[@]} -eq 0 ]; then
 	fi
 	record "core (ThreadSanitizer: test_auto)" "$p" "$f" 0
 
-	# The helgrind run (started before the ASan tests) ends.
-	wait "$hg_pid"
-	hg_fail=$(cat "$work/core-helgrind.status" 2>/dev/null || echo 1)
-	p=$(grep -c '^PASS ' "$work/core-helgrind.log")
-	f=$(grep -c '^FAIL ' "$work/core-helgrind.log")
-	if [ "$hg_fail" -ne 0 ] || [ "$p" -eq 0 ]; then
-		f=$((f + 1))
-		echo "test: test_auto under helgrind failed:" >&2
-		grep -v '^PASS ' "$work/core-helgrind.log" | tail -n 60 >&2
-	fi
-	record "core (helgrind: test_auto)" "$p" "$f" 0
 
 
 	# A short libFuzzer run of every harness of the core's parsers (longer: scripts/fuzz.sh).

@@ -74,6 +74,7 @@ static lkc_auto_twin *lkc_auto_parent_twins; /* and the parent's twins its store
 static pthread_t lkc_auto_thread;
 static int lkc_auto_running;             /* the thread was started in this process */
 static int lkc_auto_quit;
+static int lkc_auto_forking;             /* a fork is waiting for the refresh under way: start none */
 
 static void lkc_auto_conds(void)
 {
@@ -86,13 +87,35 @@ static void lkc_auto_conds(void)
 	pthread_condattr_destroy(&attr);
 }
 
+/* Whether a refresh is under way (the thread then holds the store's locks, the topology cache's too). Under the mutex. */
+static int lkc_auto_busy(void)
+{
+	for (const lkc_auto *a = lkc_auto_list; a != NULL; a = a->next) {
+		if (a->busy) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * fork() waits for a refresh under way (within its store's timeout), so that the
+ * child never inherits a lock the thread held in the store's code; the thread
+ * starts no other meanwhile.
+ */
 static void lkc_auto_fork_prepare(void)
 {
 	pthread_mutex_lock(&lkc_auto_lock);
+	lkc_auto_forking = 1;
+	while (lkc_auto_busy()) {
+		pthread_cond_wait(&lkc_auto_done, &lkc_auto_lock);
+	}
 }
 
 static void lkc_auto_fork_parent(void)
 {
+	lkc_auto_forking = 0;
+	pthread_cond_signal(&lkc_auto_wake);
 	pthread_mutex_unlock(&lkc_auto_lock);
 }
 
@@ -115,6 +138,7 @@ static void lkc_auto_fork_child(void)
 	lkc_auto_n = 0;
 	lkc_auto_running = 0;
 	lkc_auto_quit = 0;
+	lkc_auto_forking = 0;
 	/* No thread waits on them here; the parent's thread may have been inside one as it forked. */
 	lkc_auto_conds();
 	pthread_mutex_unlock(&lkc_auto_lock);
@@ -234,7 +258,10 @@ static void *lkc_auto_main(void *arg)
 				next = a->due_ns;
 			}
 		}
-		if (due != NULL) {
+		if (lkc_auto_forking) {
+			/* The fork's handlers signal when it is done. */
+			pthread_cond_wait(&lkc_auto_wake, &lkc_auto_lock);
+		} else if (due != NULL) {
 			lkc_auto_refresh_one(due);
 		} else if (next == 0) {
 			pthread_cond_wait(&lkc_auto_wake, &lkc_auto_lock);
@@ -328,7 +355,8 @@ lkc_rc lkc_auto_start(lkc_store *store, const lkc_hold *hold, int64_t ttl_ms, ui
 	a->ttl_ms = ttl_ms;
 	a->due_ns = due_ns;
 	a->until_ns = until_ns;
-	a->expires_ns = hold->expires_ns;
+	/* A restored hold's expiry is unknown here: at the latest a TTL from now, so a store away ends it. */
+	a->expires_ns = hold->expires_ns != 0 ? hold->expires_ns : lkc_now_ns() + (uint64_t) ttl_ms * 1000000u;
 	a->gone = LKC_OK;
 	a->pid = lkc_pid();
 	pthread_mutex_lock(&lkc_auto_lock);
@@ -400,7 +428,8 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 	lkc_hold copy;
 	lkc_err err;
 
-	if (!lkc_auto_ours(a)) {
+	if (!lkc_auto_ours(a) || ttl_ms == LKC_TTL_NONE) {
+		/* A hold without TTL has nothing to refresh: the owner stops the record. */
 		return;
 	}
 	/* Out of memory: the thread goes on with the copy it has, which names the same hold. */
@@ -417,7 +446,9 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 	}
 	a->ttl_ms = ttl_ms;
 	a->until_ns = until_ns;
-	a->expires_ns = hold->expires_ns;
+	if (hold->expires_ns != 0) {
+		a->expires_ns = hold->expires_ns;
+	}
 	a->gone = LKC_OK;
 	if (refreshed) {
 		a->due_ns = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
