@@ -26,13 +26,13 @@ stamp="$base/.lock-php84-complete"
 # What the build and the phpt suite need in the root: the toolchain and client libraries, the
 # clients the tests call (psql, mariadb, redis-cli), the servers some tests start of their own
 # (redis-server, memcached, PostgreSQL through scripts/pg-test-server.sh, MariaDB through
-# scripts/my-test-server.sh, pgbouncer), and the tools they run (setpriv, unshare, ipcs:
+# scripts/my-test-server.sh, pgbouncer, php-fpm), and the tools they run (setpriv, unshare, ipcs:
 # util-linux; timeout: coreutils; ip: iproute2).
 packages=(
 	build-essential pkg-config php8.4-cli php8.4-dev libhiredis-dev libssl-dev libpq-dev
 	libmariadb-dev libmemcached-dev
 	redis-server redis-tools memcached postgresql postgresql-client mariadb-server mariadb-client
-	pgbouncer php8.4-pgsql openssl procps iproute2
+	pgbouncer php8.4-pgsql php8.4-fpm openssl procps iproute2
 )
 
 if ((EUID != 0)); then

@@ -21,6 +21,8 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($ttl): void {
         $lock->release();
         return;
     }
+    // Fencing tokens do not change on a refresh.
+    $token = $store->supports(Lock\Store::FENCING) ? $lock->getFencingToken() : null;
     $other = new Lock\Lock($resource, $store, $ttl);
     $refused = 0;
     $lifetimes = true;
@@ -34,6 +36,7 @@ lock_test_each_kind(LOCK_TEST_KINDS, function (string $kind) use ($ttl): void {
     }
     echo 'TTLs later: refused every time: ', var_export($refused === $rounds, true), ', lifetime within the TTL: ', var_export($lifetimes, true), "\n";
     var_dump($lock->isAcquired());
+    echo 'fencing token kept: ', var_export($token === null || $lock->getFencingToken() === $token, true), "\n";
     // An explicit refresh still works beside the thread's.
     $lock->refresh();
     $lock->release();
@@ -52,5 +55,6 @@ NULL
 bool(true)
 TTLs later: refused every time: true, lifetime within the TTL: true
 bool(true)
+fencing token kept: true
 bool(true)
 auto_refreshed counted: true

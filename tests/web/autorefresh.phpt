@@ -1,5 +1,5 @@
 --TEST--
-web: $autoRefresh in a worker that serves many requests: a hold released at request end leaves its refreshing; one without autoRelease goes on being refreshed after its request, within its bound, and a later request adopts it
+web: $autoRefresh in a php-fpm worker that serves many requests: a hold released at request end leaves its refreshing; one without autoRelease goes on being refreshed after its request, within its bound, and a later request adopts it; a worker that the master replaces (pm.max_requests) refreshes nothing after it
 --EXTENSIONS--
 lock
 posix
@@ -8,7 +8,7 @@ posix
 require __DIR__ . '/../inc/web.inc';
 
 $redis = new LockTestRedisServer();
-$web = new LockTestWebServer();
+$web = new LockTestFpmServer();
 $pid = $web->workerPid();
 $ttl = lock_test_valgrind() ? 2.0 : 0.5;
 $store = new Lock\Store\RedisStore('redis://127.0.0.1:' . $redis->port, ['prefix' => 'p:']);
@@ -44,6 +44,27 @@ echo 'gone by bound + TTL: ', var_export(microtime(true) - $start <= $bound + $t
 $lock->release();
 echo trim($web->get(['action' => 'refreshing'] + $params)), "\n";
 var_dump($web->workerPid() === $pid);
+$web->stop();
+
+echo "-- kept after its request by a worker that then ends\n";
+$web = new LockTestFpmServer(2);
+$out = trim($web->get(['action' => 'keep', 'resource' => 'd', 'autoRelease' => '0'] + $params));
+echo substr($out, 0, strpos($out, ' ')), "\n";
+usleep((int) (3 * $ttl * 1e6));
+echo 'after three TTLs: locked ', var_export($store->isLocked('d'), true), "\n";
+// Its second request: the master replaces it afterwards.
+$pid = $web->workerPid();
+$ended = microtime(true);
+$deadline = $ended + 30;
+while (file_exists("/proc/$pid") && microtime(true) < $deadline) {
+    usleep(5000);
+}
+$ended = microtime(true);
+$lock = new Lock\Lock('d', $store, 10.0);
+var_dump($lock->acquire(true, 10 * $ttl));
+echo 'free within a TTL of its end: ', var_export(microtime(true) - $ended <= $ttl + lock_test_patience(0.5), true), "\n";
+$lock->release();
+var_dump($web->workerPid() !== $pid);
 ?>
 --EXPECT--
 -- released at request end
@@ -63,4 +84,10 @@ within the bound: locked true
 bool(true)
 gone by bound + TTL: true
 refreshing=0
+bool(true)
+-- kept after its request by a worker that then ends
+acquired=true
+after three TTLs: locked true
+bool(true)
+free within a TTL of its end: true
 bool(true)
