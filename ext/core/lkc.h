@@ -470,7 +470,8 @@ lkc_rc lkc_auto_pause(lkc_auto *a, lkc_hold *hold);
 /*
  * Goes on refreshing after the owner's operation, from hold as it is now (its
  * mode, parts and expiry) with ttl_ms; refreshed: the owner refreshed it, so the
- * next refresh is a third of the TTL from now.
+ * next refresh is a third of the TTL from now; else the next one comes no later
+ * than that (a failed refresh to a shorter TTL may have set it).
  */
 void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t until_ns, int refreshed);
 /* Gives hold the expiry the last refresh set, without pausing. */

@@ -452,6 +452,13 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 	a->gone = LKC_OK;
 	if (refreshed) {
 		a->due_ns = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
+	} else {
+		/* A refresh to a shorter TTL that failed may have set it all the same: due within a third of it. */
+		uint64_t latest = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
+
+		if (a->due_ns > latest) {
+			a->due_ns = latest;
+		}
 	}
 	a->paused = 0;
 	pthread_cond_signal(&lkc_auto_wake);

@@ -284,6 +284,40 @@ static void a_server_away(void)
 	lkc_store_release(store);
 }
 
+/*
+ * A refresh to a shorter TTL that failed but may have reached the server: the
+ * thread refreshes within a third of the shorter TTL, not on the old schedule.
+ */
+static void a_shorter_ttl_not_confirmed(void)
+{
+	lkc_store *store;
+	lkc_auto *a = NULL;
+	lkc_hold h;
+	lkc_err err;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[0], 1000);
+	lkc_err_clear(&err);
+	lkc_hold_init(&h, "auto-s", 6, &err);
+	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(1200), 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, &h, T_MS(1200), 0, 0, &a, &err), LKC_OK, &err);
+	/* After the first refresh (a tenth of the TTL on a new twin), the next is 400 ms later. */
+	t_sleep_ms(T_MS(200));
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
+	/* What the owner's refresh to 150 ms did on the server before its answer was lost. */
+	CHECK(t_redis_int(&t_servers[0], "PEXPIRE %s %d", "{auto-s}", T_MS(150)) == 1);
+	lkc_auto_resume(a, &h, T_MS(150), 0, 0);
+	t_sleep_ms(T_MS(300));
+	CHECK(t_redis_int(&t_servers[0], "PTTL %s", "{auto-s}") > 0);
+	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
+	lkc_auto_stop(a);
+	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
+	lkc_hold_dispose(&h);
+	lkc_store_release(store);
+}
+
 /* Many holds at once, on two stores and a combined one, all kept (fewer under helgrind: T_SLOW). */
 static void many_holds(void)
 {
@@ -426,5 +460,6 @@ static void stop_servers(void)
 }
 
 TEST_MAIN(T(refreshes_while_the_owner_sleeps), T(a_broken_hold_is_not_taken_again), T(a_bound_ends_it),
-	T(detached_then_adopted), T(adopted_while_found_gone), T(a_server_away), T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
+	T(detached_then_adopted), T(adopted_while_found_gone), T(a_server_away), T(a_shorter_ttl_not_confirmed),
+	T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
 	T(stop_servers))
