@@ -6,8 +6,11 @@
  *
  *   php -d extension=lock.so autorefresh.php cpu <rounds> <holds> <ttl-seconds>
  *       A fixed CPU-bound PHP loop (about LOOP_SECONDS long, sized once at the start),
- *       timed alone and while <holds> Redis holds of <ttl-seconds> are refreshed by the
- *       thread, both in each round, the order turned each round (A B, B A, ...). Prints
+ *       timed beside <holds> Redis holds of <ttl-seconds> taken without autoRefresh (the
+ *       "alone" time) and beside as many taken with it, which the thread refreshes, both
+ *       in each round, the order turned each round (A B, B A, ...): the process does the
+ *       same before each loop and holds as many objects, so that the difference is the
+ *       refreshing alone. Prints
  *       per round "cpu <round> <holds> <ttl-ms> <alone-ns> <with-ns> <refreshes>
  *       <thread-cpu-ns> <lost>": the two loop times, the refreshes made and the CPU the
  *       refreshing thread used while the loop ran with the holds, and the holds found
@@ -111,17 +114,17 @@ function ar_auto_refreshed(): int
 }
 
 /**
- * Takes $n holds of $ttl with autoRefresh on $store, evenly over a third of the TTL, so that
- * their refreshes are spread over time as those of holds taken at different moments are, and
- * the first is due as the last is taken; every one must be had.
+ * Takes $n holds of $ttl with autoRefresh (unless $refreshed is false) on $store, evenly over a
+ * third of the TTL, so that their refreshes are spread over time as those of holds taken at
+ * different moments are, and the first is due as the last is taken; every one must be had.
  */
-function ar_take(Lock\Store $store, int $n, float $ttl): array
+function ar_take(Lock\Store $store, int $n, float $ttl, bool $refreshed = true): array
 {
 	$locks = [];
 	$start = hrtime(true);
 	for ($i = 0; $i < $n; $i++) {
 		ar_sleep_until($start + (int) ($i * $ttl * 1e9 / 3 / $n));
-		$lock = new Lock\Lock(ar_resource($i), $store, $ttl, true, null, true);
+		$lock = new Lock\Lock(ar_resource($i), $store, $ttl, true, null, $refreshed);
 		if (!$lock->acquire()) {
 			ar_fail('acquire of ' . ar_resource($i) . ' failed: is another run using the prefix?');
 		}
@@ -194,8 +197,8 @@ function ar_cpu(int $rounds, int $holds, float $ttl): void
 		/* Odd rounds alone first, even rounds with the holds first. */
 		foreach ($r % 2 ? ['alone', 'with'] : ['with', 'alone'] as $mode) {
 			$start = hrtime(true);
-			$locks = $mode === 'with' ? ar_take($store, $holds, $ttl) : [];
-			/* Alone, the same pause before the loop. */
+			/* Alone: the same holds, taken the same way, without refreshing (they run out meanwhile). */
+			$locks = ar_take($store, $holds, $ttl, $mode === 'with');
 			ar_sleep_until($start + (int) ($ttl * 1e9 / 3));
 			$refreshed = ar_auto_refreshed();
 			$cpu = ar_thread_cpu_ns();
@@ -207,6 +210,7 @@ function ar_cpu(int $rounds, int $holds, float $ttl): void
 				$lost = ar_release($locks);
 			} else {
 				$alone = $ns;
+				ar_release($locks);
 			}
 		}
 		printf("cpu\t%d\t%d %d %d %d %d %d %d\n", $r, $holds, (int) round($ttl * 1000), $alone, $with, $refreshes,

@@ -463,7 +463,7 @@ if ($autoCpu !== []) {
 	/* Speed with the holds over speed alone = time alone over time with, paired by round. */
 	$speed = median(array_map(static fn (array $r): float => $r['alone'] / max(1, $r['with']), $autoCpu));
 	$ok = $speed >= AUTOREFRESH_SPEED;
-	$addRow('autorefresh', sprintf('CPU-bound PHP loop beside %d holds of %s s refreshed vs alone: speed, %d rounds',
+	$addRow('autorefresh', sprintf('CPU-bound PHP loop beside %d holds of %s s refreshed vs not refreshed: speed, %d rounds',
 		$first['holds'], $first['ttl_ms'] / 1000, count($autoCpu)),
 		ms(median(array_column($autoCpu, 'with'))), ms(median(array_column($autoCpu, 'alone'))),
 		sprintf('%.3fx', $speed), sprintf('>= %.2fx', AUTOREFRESH_SPEED), $ok);
@@ -585,7 +585,7 @@ if ($memory !== []) {
 	}
 }
 if ($autoCpu !== []) {
-	printf("\nautorefresh, the CPU-bound loop per round (s alone / s beside the holds = speed; refreshes, thread CPU ms):\n");
+	printf("\nautorefresh, the CPU-bound loop per round (s beside holds not refreshed / s beside refreshed ones = speed; refreshes, thread CPU ms):\n");
 	foreach ($autoCpu as $round => $r) {
 		printf("  %2d  %.3f / %.3f = %.3fx  %d refreshes, %d ms\n", $round, $r['alone'] / 1e9, $r['with'] / 1e9,
 			$r['alone'] / max(1, $r['with']), $r['refreshes'], intdiv($r['thread'], 1_000_000));

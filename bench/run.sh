@@ -17,7 +17,7 @@
 # proxy, and the handoff over three servers against one. The autorefresh group starts a
 # redis-server of its own, on CPU 1 while its PHP processes run on CPU 0, and measures a
 # CPU-bound PHP loop beside 100 holds that the extension's thread refreshes against the loop
-# alone, then 1,000 holds of 1 s kept by the thread for BENCH_AUTOREFRESH_SECONDS (60) while
+# beside 100 not refreshed, then 1,000 holds of 1 s kept by the thread for BENCH_AUTOREFRESH_SECONDS (60) while
 # a second process checks them (bench/autorefresh.php).
 #
 # BENCH_SECONDS (default 0.25) is the length of one measured slice, BENCH_ROUNDS
@@ -30,7 +30,7 @@
 # BENCH_DISTINCT_SETTLE (15) seconds to expire; PHP picks the php binary;
 # BENCH_CHARTS_DIR, when set, is a directory that also gets the charts, as bench-*.svg;
 # BENCH_AUTOREFRESH_SECONDS (60) is how long the autorefresh group keeps its 1,000 holds,
-# BENCH_AUTOREFRESH_ROUNDS (30) its rounds of the CPU-bound loop alone and beside the holds.
+# BENCH_AUTOREFRESH_ROUNDS (30) its rounds of the CPU-bound loop beside holds not refreshed and refreshed ones.
 # bench/README.md explains the method.
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -359,7 +359,7 @@ mem_run() {
 	awk -v c="$contender" -v n="$cycles" '{ printf "mem\t%s\t%d\t%d\t%d\n", c, n, $1, $2 }' <<<"$out" >>"$raw"
 }
 
-# The autorefresh group: the CPU-bound loop alone and beside 100 refreshed holds of 1 s, then
+# The autorefresh group: the CPU-bound loop beside 100 holds of 1 s not refreshed and refreshed, then
 # 1,000 holds of 1 s kept for the group's seconds while a second process checks them.
 autorefresh_run() {
 	local mode out

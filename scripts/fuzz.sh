@@ -140,7 +140,7 @@ build() {
 		"${hiredis_libs[@]}" >"$work/$h.build.log" 2>&1
 }
 
-# The harnesses link side by side too; then each runs in turn.
+# The harnesses link side by side too.
 for h in "${harnesses[@]}"; do
 	[ -f "tests/fuzz/fuzz_$h.c" ] || continue
 	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
@@ -150,25 +150,13 @@ for h in "${harnesses[@]}"; do
 done
 wait
 
-failed=0
-for h in "${harnesses[@]}"; do
-	if [ ! -f "tests/fuzz/fuzz_$h.c" ]; then
-		echo "fuzz: $h: no such harness (tests/fuzz/fuzz_$h.c)" >&2
-		failed=1
-		continue
-	fi
-	if [ "$(cat "$work/$h.build.status" 2>/dev/null)" != 0 ]; then
-		echo "fuzz: $h: build failed:" >&2
-		cat "$work/$h.build.log" >&2
-		failed=1
-		continue
-	fi
-	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=0
-	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-	if [ -n "$repro" ]; then
-		"$work/fuzz_$h" "$repro"
-		exit $?
-	fi
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:allocator_may_return_null=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+# Fuzzes harness $1 for the run's time; says how it went on stdout (ok) or stderr (failed),
+# and exits 1 when it found something (then its work files stay: $work/$1.keep).
+fuzz_one() {
+	local h=$1 seeds found artifacts log args rc count crash
 	seeds="$root/tests/fuzz/corpus/$h"
 	found="$work/corpus-$h"
 	artifacts="$work/artifacts-$h/"
@@ -181,21 +169,60 @@ for h in "${harnesses[@]}"; do
 	if [ "$jobs" -gt 1 ]; then
 		args=(-jobs="$jobs" -workers="$jobs" "${args[@]}")
 	fi
-	(cd "$work" && "$work/fuzz_$h" "${args[@]}") >"$log" 2>&1
+	# A directory of its own: with -jobs, libFuzzer writes its workers' logs (fuzz-N.log) where it runs.
+	mkdir -p "$work/run-$h"
+	(cd "$work/run-$h" && "$work/fuzz_$h" "${args[@]}") >"$log" 2>&1
 	rc=$?
-	count=$(grep -h 'stat::number_of_executed_units:' "$log" "$work"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
+	count=$(grep -h 'stat::number_of_executed_units:' "$log" "$work/run-$h"/fuzz-*.log 2>/dev/null | awk '{s += $2} END {print s + 0}')
 	crash=$(ls -A "$artifacts" 2>/dev/null | head -n1)
 	if [ "$rc" -ne 0 ] || [ -n "$crash" ]; then
-		keep=1
-		failed=1
+		touch "$work/$h.keep"
 		echo "fuzz: $h: FAILED after $count runs (exit $rc)" >&2
-		grep -hE 'ERROR: |runtime error:|property failed|SUMMARY:|written back' "$log" "$work"/fuzz-*.log 2>/dev/null | head -n 20 >&2
+		grep -hE 'ERROR: |runtime error:|property failed|SUMMARY:|written back' "$log" "$work/run-$h"/fuzz-*.log 2>/dev/null | head -n 20 >&2
 		if [ -n "$crash" ]; then
 			echo "fuzz: $h: input kept as $artifacts$crash; reproduce with: scripts/fuzz.sh --repro $h $artifacts$crash" >&2
 		fi
 		echo "fuzz: $h: full log: $log" >&2
-		continue
+		return 1
 	fi
 	echo "fuzz: $h: $count runs, ok"
+}
+
+failed=0
+ready=()
+for h in "${harnesses[@]}"; do
+	if [ ! -f "tests/fuzz/fuzz_$h.c" ]; then
+		echo "fuzz: $h: no such harness (tests/fuzz/fuzz_$h.c)" >&2
+		failed=1
+		continue
+	fi
+	if [ "$(cat "$work/$h.build.status" 2>/dev/null)" != 0 ]; then
+		echo "fuzz: $h: build failed:" >&2
+		cat "$work/$h.build.log" >&2
+		failed=1
+		continue
+	fi
+	if [ -n "$repro" ]; then
+		"$work/fuzz_$h" "$repro"
+		exit $?
+	fi
+	ready+=("$h")
+done
+# The harnesses fuzz side by side, as many at once as there are CPUs (each with its jobs);
+# their reports come out in the harnesses' order.
+for h in "${ready[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$(( ($(nproc) + jobs - 1) / jobs ))" ]; do
+		wait -n
+	done
+	fuzz_one "$h" >"$work/$h.out" 2>"$work/$h.err" &
+done
+wait
+for h in "${ready[@]}"; do
+	cat "$work/$h.out"
+	cat "$work/$h.err" >&2
+	if [ -f "$work/$h.keep" ]; then
+		keep=1
+		failed=1
+	fi
 done
 exit "$failed"

@@ -273,6 +273,13 @@ typedef struct lkc_store_ops {
 	lkc_rc (*release)(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
 	/* Extends the hold to ttl_ms from now; LKC_OK, LKC_EXPIRED, LKC_LOST or an error. */
 	lkc_rc (*refresh)(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
+	/*
+	 * Refreshes n holds as refresh does each (holds[i] to ttl_ms[i]; rcs[i] and
+	 * errs[i] get its outcome), in as few round trips as the store can: the
+	 * auto-refresh thread's holds that are due together. NULL: one by one.
+	 */
+	void (*refresh_many)(lkc_store *store, lkc_hold **holds, const int64_t *ttl_ms, int n, lkc_rc *rcs,
+		lkc_err *errs);
 	/* Whether the hold is still ours: LKC_OK, LKC_EXPIRED, LKC_LOST or an error. */
 	lkc_rc (*check)(lkc_store *store, lkc_hold *hold, lkc_err *err);
 	/* Sets *locked to whether anybody holds the resource in any mode. */

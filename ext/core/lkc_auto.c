@@ -5,7 +5,9 @@
  * One thread per process at most, started by the first hold that asks. It
  * sleeps until the next record is due, refreshes that record's copy of the
  * hold on the store's twin (a store of the same settings with connections of
- * its own, ops->twin), and schedules it again a third of its TTL later. It
+ * its own, ops->twin), with the twin's other records due about then, in one
+ * round trip where the store can (ops->refresh_many), and schedules each again
+ * a third of its TTL later. It
  * never touches the host's memory: each record (lkc_auto) keeps its own copy
  * of the hold, and a twin is used by this thread alone.
  *
@@ -38,6 +40,8 @@
 /* A failed refresh is tried again after a tenth of the TTL, within these bounds. */
 #define LKC_AUTO_RETRY_MIN_MS 10
 #define LKC_AUTO_RETRY_MAX_MS 1000
+/* Most holds of one store one wake-up refreshes together. */
+#define LKC_AUTO_BATCH 64
 
 /* The thread's copy of a store, shared by the records of the store's holds. */
 typedef struct lkc_auto_twin {
@@ -189,27 +193,17 @@ static int lkc_auto_live(const lkc_auto *a)
 	return !a->paused && a->gone == LKC_OK && (a->until_ns == 0 || a->due_ns <= a->until_ns);
 }
 
-/* Refreshes one due record, letting go of the mutex meanwhile. Under the mutex. */
-static void lkc_auto_refresh_one(lkc_auto *a)
+/* What a refresh of record a that began at start and ended in rc means for it. Under the mutex. */
+static void lkc_auto_refreshed(lkc_auto *a, lkc_stats *stats, uint64_t start, lkc_rc rc)
 {
-	lkc_store *store = a->twin->store;
 	int64_t ttl_ms = a->ttl_ms;
-	uint64_t start;
-	lkc_err err;
-	lkc_rc rc;
 
-	a->busy = 1;
-	pthread_mutex_unlock(&lkc_auto_lock);
-	lkc_err_clear(&err);
-	start = lkc_now_ns();
-	rc = store->ops->refresh(store, &a->hold, ttl_ms, &err);
-	pthread_mutex_lock(&lkc_auto_lock);
 	a->busy = 0;
 	if (rc == LKC_OK) {
 		a->hold.expires_ns = lkc_hold_expiry(start, ttl_ms, a->hold.margin_ns);
 		a->expires_ns = a->hold.expires_ns;
 		a->due_ns = start + (uint64_t) ttl_ms * 1000000u / 3;
-		__atomic_add_fetch(&store->ops->stats->n[LKC_STAT_AUTO_REFRESHED], 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&stats->n[LKC_STAT_AUTO_REFRESHED], 1, __ATOMIC_RELAXED);
 	} else if (rc == LKC_EXPIRED || rc == LKC_LOST) {
 		a->gone = rc;
 	} else {
@@ -232,6 +226,58 @@ static void lkc_auto_refresh_one(lkc_auto *a)
 	if (a->detached && !lkc_auto_live(a)) {
 		lkc_auto_free(a);
 	}
+}
+
+/* Whether record a is due at now, or close enough to go with a wake-up that is. Under the mutex. */
+static int lkc_auto_due(const lkc_auto *a, uint64_t now)
+{
+	return a->due_ns <= now + (uint64_t) a->ttl_ms * 1000000u / LKC_AUTO_EARLY;
+}
+
+/*
+ * Refreshes record first and the others of its twin that are due with it
+ * (at most LKC_AUTO_BATCH, in one round trip where the store can:
+ * ops->refresh_many), letting go of the mutex meanwhile. Under the mutex.
+ */
+static void lkc_auto_refresh_due(lkc_auto *first, uint64_t now)
+{
+	lkc_auto_twin *twin = first->twin;
+	lkc_store *store = twin->store;
+	/* The records may free the twin as they end: the counters are the kind's, which stay. */
+	lkc_stats *stats = store->ops->stats;
+	lkc_auto *batch[LKC_AUTO_BATCH];
+	lkc_hold *holds[LKC_AUTO_BATCH];
+	int64_t ttls[LKC_AUTO_BATCH];
+	lkc_rc rcs[LKC_AUTO_BATCH];
+	lkc_err errs[LKC_AUTO_BATCH];
+	uint64_t start;
+	int n = 1;
+
+	batch[0] = first;
+	for (lkc_auto *a = lkc_auto_list; a != NULL && n < LKC_AUTO_BATCH; a = a->next) {
+		if (a != first && a->twin == twin && !a->busy && lkc_auto_live(a) && lkc_auto_due(a, now)) {
+			batch[n++] = a;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		batch[i]->busy = 1;
+		holds[i] = &batch[i]->hold;
+		ttls[i] = batch[i]->ttl_ms;
+		lkc_err_clear(&errs[i]);
+	}
+	pthread_mutex_unlock(&lkc_auto_lock);
+	start = lkc_now_ns();
+	if (n > 1 && store->ops->refresh_many != NULL) {
+		store->ops->refresh_many(store, holds, ttls, n, rcs, errs);
+	} else {
+		for (int i = 0; i < n; i++) {
+			rcs[i] = store->ops->refresh(store, holds[i], ttls[i], &errs[i]);
+		}
+	}
+	pthread_mutex_lock(&lkc_auto_lock);
+	for (int i = 0; i < n; i++) {
+		lkc_auto_refreshed(batch[i], stats, start, rcs[i]);
+	}
 	pthread_cond_broadcast(&lkc_auto_done);
 }
 
@@ -250,7 +296,7 @@ static void *lkc_auto_main(void *arg)
 				continue;
 			}
 			/* Holds due within a thirtieth of their TTL go with this wake-up: one wake-up for a burst. */
-			if (a->due_ns <= now + (uint64_t) a->ttl_ms * 1000000u / LKC_AUTO_EARLY) {
+			if (lkc_auto_due(a, now)) {
 				if (due == NULL || a->due_ns < due->due_ns) {
 					due = a;
 				}
@@ -262,7 +308,7 @@ static void *lkc_auto_main(void *arg)
 			/* The fork's handlers signal when it is done. */
 			pthread_cond_wait(&lkc_auto_wake, &lkc_auto_lock);
 		} else if (due != NULL) {
-			lkc_auto_refresh_one(due);
+			lkc_auto_refresh_due(due, now);
 		} else if (next == 0) {
 			pthread_cond_wait(&lkc_auto_wake, &lkc_auto_lock);
 		} else {

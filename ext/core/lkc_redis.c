@@ -414,6 +414,24 @@ static lkc_rc lkc_rs_refresh(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, l
 	return rc;
 }
 
+static void lkc_rs_refresh_many(lkc_store *store, lkc_hold **holds, const int64_t *ttl_ms, int n, lkc_rc *rcs,
+	lkc_err *errs)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+	lkc_rs_frame f;
+	lkc_rc rc = lkc_rs_enter(s, &f, &errs[0]);
+
+	if (rc != LKC_OK) {
+		for (int i = 0; i < n; i++) {
+			rcs[i] = rc;
+			errs[i] = errs[0];
+		}
+		return;
+	}
+	lkc_rs_refresh_many_io(store, holds, ttl_ms, n, rcs, errs);
+	lkc_rs_leave(s, &f);
+}
+
 static lkc_rc lkc_rs_check(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {
 	lkc_rs_store *s = (lkc_rs_store *) store;
@@ -626,6 +644,7 @@ static const lkc_store_ops lkc_rs_ops = {
 	.acquire = lkc_rs_acquire,
 	.release = lkc_rs_release,
 	.refresh = lkc_rs_refresh,
+	.refresh_many = lkc_rs_refresh_many,
 	.check = lkc_rs_check,
 	.is_locked = lkc_rs_is_locked,
 	.inspect = lkc_rs_inspect,

@@ -544,6 +544,114 @@ lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_e
 	return rc;
 }
 
+/*
+ * A refresh script's answer in a batch, when it says all there is to say:
+ * sets *result and the hold's guess. 0 when it asks for more (an error such
+ * as NOSCRIPT, a "need", hints to deliver): that hold then goes on its own.
+ */
+static int lkc_rs_batch_answer(const redisReply *r, lkc_hold *hold, long long *result)
+{
+	if (r->type == REDIS_REPLY_INTEGER) {
+		*result = r->integer;
+		hold->next[0] = hold->next[1] = 0;
+		return 1;
+	}
+	if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 && r->element[0]->type == REDIS_REPLY_INTEGER) {
+		*result = r->element[0]->integer;
+		hold->next[0] = lkc_rs_ticket_of(r->element[1]);
+		hold->next[1] = lkc_rs_ticket_of(r->element[2]);
+		return 1;
+	}
+	return 0;
+}
+
+/* Refreshes holds[0..n) (n <= LKC_RS_BATCH_MAX) in one round trip; see lkc_rs_refresh_many_io. */
+static void lkc_rs_refresh_batch(lkc_rs_store *s, lkc_hold **holds, const int64_t *ttl_ms, int n, lkc_rc *rcs,
+	lkc_err *errs)
+{
+	lkc_rs_cmd cmds[LKC_RS_BATCH_MAX];
+	redisReply *replies[LKC_RS_BATCH_MAX];
+	char *mems[LKC_RS_BATCH_MAX] = { NULL }, *keys[LKC_RS_BATCH_MAX] = { NULL };
+	char ttls[LKC_RS_BATCH_MAX][24];
+	size_t key_lens[LKC_RS_BATCH_MAX];
+	int built = 1;
+	lkc_err err;
+	lkc_rs_op op;
+	lkc_rc rc;
+
+	for (int i = 0; i < n && built; i++) {
+		const char *args[2] = { holds[i]->owner, ttls[i] };
+		size_t lens[2] = { holds[i]->owner_len, 0 };
+		lkc_rs_lists lists;
+
+		ttls[i][0] = '\0';
+		lens[1] = ttl_ms[i] != LKC_TTL_NONE ? lkc_i64_str(ttls[i], ttl_ms[i]) : 0;
+		keys[i] = lkc_rs_lock_key(s, holds[i]->resource, holds[i]->resource_len, &key_lens[i]);
+		lkc_rs_guessed(holds[i], &lists);
+		mems[i] = keys[i] == NULL ? NULL : lkc_rs_eval_build(LKC_RS_REFRESH, keys[i], key_lens[i], &lists, args, lens, 2, &cmds[i]);
+		built = mems[i] != NULL;
+	}
+	rc = LKC_ERR_SYSTEM;
+	if (built) {
+		lkc_err_clear(&err);
+		lkc_rs_op_start(s, &op);
+		for (;;) {
+			rc = lkc_rs_send(s, &op, keys[0], key_lens[0], cmds, n, replies, &err);
+			if (!lkc_rs_may_recover(&op, rc)) {
+				break;
+			}
+			op.recovered = 1;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		long long result = 0;
+
+		if (built && rc != LKC_OK) {
+			/* The server did not answer: every one of them failed so (a later try sets the same TTLs). */
+			rcs[i] = rc;
+			errs[i] = err;
+		} else if (built && lkc_rs_batch_answer(replies[i], holds[i], &result)) {
+			rcs[i] = lkc_rs_hold_result(s, holds[i], "refresh", result, &errs[i]);
+		} else {
+			/* Out of memory, or an answer that asks for more: on its own, as a refresh outside a batch. */
+			rcs[i] = lkc_rs_refresh_io(&s->base, holds[i], ttl_ms[i], &errs[i]);
+		}
+	}
+	if (built && rc == LKC_OK) {
+		lkc_rs_free_replies(replies, n);
+	}
+	for (int i = 0; i < n; i++) {
+		free(mems[i]);
+		free(keys[i]);
+	}
+}
+
+/*
+ * Refreshes n holds as lkc_rs_refresh_io does each, in as few round trips
+ * as the store can: on a single server (plain or TLS) without replicas to
+ * wait for, up to LKC_RS_BATCH_MAX refresh scripts go in one write and their
+ * answers are read together; Sentinel, Cluster and WAIT for replicas take
+ * them one by one. Setting the same TTL twice does no harm, so an answer
+ * that asks for more is simply sent again alone.
+ */
+void lkc_rs_refresh_many_io(lkc_store *store, lkc_hold **holds, const int64_t *ttl_ms, int n, lkc_rc *rcs,
+	lkc_err *errs)
+{
+	lkc_rs_store *s = (lkc_rs_store *) store;
+
+	if (s->topo.kind != LKC_REDIS_SINGLE || s->cfg.replicas > 0) {
+		for (int i = 0; i < n; i++) {
+			rcs[i] = lkc_rs_refresh_io(store, holds[i], ttl_ms[i], &errs[i]);
+		}
+		return;
+	}
+	for (int at = 0; at < n; at += LKC_RS_BATCH_MAX) {
+		int k = n - at < LKC_RS_BATCH_MAX ? n - at : LKC_RS_BATCH_MAX;
+
+		lkc_rs_refresh_batch(s, holds + at, ttl_ms + at, k, rcs + at, errs + at);
+	}
+}
+
 /* Whether our hold, write or read, is still ours. */
 lkc_rc lkc_rs_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err)
 {

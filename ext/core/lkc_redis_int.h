@@ -216,6 +216,13 @@ char *lkc_rs_lock_key(const lkc_rs_store *s, const char *resource, size_t len, s
 char *lkc_rs_subkey(const char *key, size_t key_len, const char *suffix, size_t *len);
 /* Whether the prefix's first '{' is followed at once by '}': an empty hash tag. */
 int lkc_rs_prefix_empties_tag(const char *prefix, size_t len);
+/*
+ * Builds script's EVALSHA on a resource's lock key into *cmd, as lkc_rs_eval
+ * sends it; returns the memory that holds it (the caller frees it), NULL when
+ * out of memory.
+ */
+char *lkc_rs_eval_build(int script, const char *key, size_t key_len, const lkc_rs_lists *lists,
+	const char *const *args, const size_t *arg_lens, int nargs, lkc_rs_cmd *cmd);
 /* Runs a script on a resource's lock key by its SHA-1 (EVAL when the server lacks it); *reply is the caller's. */
 lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
 	const lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply,
@@ -255,6 +262,10 @@ lkc_rc lkc_rs_acquire_io(lkc_store *store, lkc_hold *hold, lkc_mode mode,
 lkc_rc lkc_rs_release_io(lkc_store *store, lkc_hold *hold, int64_t delay_ms, lkc_err *err);
 void lkc_rs_settle_io(lkc_store *store, lkc_hold *hold);
 lkc_rc lkc_rs_refresh_io(lkc_store *store, lkc_hold *hold, int64_t ttl_ms, lkc_err *err);
+/* Most refreshes one round trip of lkc_rs_refresh_many_io carries. */
+#define LKC_RS_BATCH_MAX 64
+void lkc_rs_refresh_many_io(lkc_store *store, lkc_hold **holds, const int64_t *ttl_ms, int n, lkc_rc *rcs,
+	lkc_err *errs);
 lkc_rc lkc_rs_check_io(lkc_store *store, lkc_hold *hold, lkc_err *err);
 lkc_rc lkc_rs_is_locked_io(lkc_store *store, const char *resource, size_t len, int *locked, lkc_err *err);
 lkc_rc lkc_rs_force_release_io(lkc_store *store, const char *resource, size_t len, lkc_err *err);

@@ -194,17 +194,9 @@ void lkc_rs_scripts_init(void)
 	}
 }
 
-/*
- * Runs a script on a resource's lock key with nargs arguments, by its SHA-1,
- * loading it with EVAL when the server's script cache does not have it
- * (restart, SCRIPT FLUSH). The keys it gets are the lock key, the keys the
- * script declares after it, and the wake lists of lists (NULL: none).
- * arg_lens gives the arguments' lengths (an owner chosen by the caller may
- * hold NUL bytes), NULL when all are text. *reply is the caller's to free.
- */
-lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
-	const lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply,
-	lkc_err *err)
+/* The EVALSHA that lkc_rs_eval sends, in one allocation (returned; NULL when out of memory). */
+char *lkc_rs_eval_build(int script, const char *key, size_t key_len, const lkc_rs_lists *lists,
+	const char *const *args, const size_t *arg_lens, int nargs, lkc_rs_cmd *cmd)
 {
 	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
 	int nfixed = 1, nlists = lua->lists && lists != NULL ? lists->n : 0, argc, at = 3;
@@ -212,8 +204,6 @@ lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, 
 	const char **argv;
 	size_t *lens;
 	char *mem, *next;
-	lkc_rs_cmd cmd;
-	lkc_rc rc;
 
 	while (lua->keys[nfixed - 1] != NULL) {
 		size += key_len + strlen(lua->keys[nfixed - 1]);
@@ -224,7 +214,7 @@ lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, 
 	/* One allocation for the arguments, their lengths and the keys built from the lock key. */
 	mem = malloc((size_t) argc * (sizeof(*argv) + sizeof(*lens)) + size);
 	if (mem == NULL) {
-		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
+		return NULL;
 	}
 	argv = (const char **) (void *) mem;
 	lens = (size_t *) (void *) (mem + (size_t) argc * sizeof(*argv));
@@ -257,16 +247,43 @@ lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, 
 		argv[at] = args[i];
 		lens[at++] = arg_lens != NULL ? arg_lens[i] : strlen(args[i]);
 	}
-	cmd = (lkc_rs_cmd) { argc, argv, lens };
+	*cmd = (lkc_rs_cmd) { argc, argv, lens };
+	return mem;
+}
+
+/*
+ * Runs a script on a resource's lock key with nargs arguments, by its SHA-1,
+ * loading it with EVAL when the server's script cache does not have it
+ * (restart, SCRIPT FLUSH). The keys it gets are the lock key, the keys the
+ * script declares after it, and the wake lists of lists (NULL: none).
+ * arg_lens gives the arguments' lengths (an owner chosen by the caller may
+ * hold NUL bytes), NULL when all are text. *reply is the caller's to free.
+ */
+lkc_rc lkc_rs_eval(lkc_rs_store *s, lkc_rs_op *op, int script, const char *key, size_t key_len,
+	const lkc_rs_lists *lists, const char *const *args, const size_t *arg_lens, int nargs, redisReply **reply,
+	lkc_err *err)
+{
+	const lkc_rs_lua *lua = &lkc_rs_scripts[script];
+	lkc_rs_cmd cmd;
+	char *mem;
+	lkc_rc rc;
+
+	mem = lkc_rs_eval_build(script, key, key_len, lists, args, arg_lens, nargs, &cmd);
+	if (mem == NULL) {
+		return lkc_rs_fail(s, err, LKC_ERR_SYSTEM, "out of memory building a command");
+	}
 	rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
 	if (rc == LKC_OK && (*reply)->type == REDIS_REPLY_ERROR && (*reply)->len >= 8
 		&& memcmp((*reply)->str, "NOSCRIPT", 8) == 0) {
+		/* The lengths live in mem, which is ours. */
+		size_t *lens = (size_t *) cmd.lens;
+
 		/* The server refused before running anything, so sending the body is not a second run. */
 		freeReplyObject(*reply);
 		*reply = NULL;
-		argv[0] = "EVAL";
+		cmd.argv[0] = "EVAL";
 		lens[0] = 4;
-		argv[1] = lua->body;
+		cmd.argv[1] = lua->body;
 		lens[1] = strlen(lua->body);
 		rc = lkc_rs_send(s, op, key, key_len, &cmd, 1, reply, err);
 	}

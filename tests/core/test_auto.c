@@ -64,6 +64,17 @@ static int t_free_for_others(lkc_store *other, const char *resource)
 	return rc == LKC_OK;
 }
 
+/* Takes resource name on store for ttl_ms (a write hold) and starts refreshing it into *a. */
+static void t_take_refreshed(lkc_store *store, lkc_hold *h, const char *name, int64_t ttl_ms, lkc_auto **a)
+{
+	lkc_err err;
+
+	lkc_err_clear(&err);
+	lkc_hold_init(h, name, strlen(name), &err);
+	CHECK_RC(lkc_acquire(store, h, LKC_MODE_EXCLUSIVE, ttl_ms, 0, &err), LKC_OK, &err);
+	CHECK_RC(lkc_auto_start(store, h, ttl_ms, 0, 0, a, &err), LKC_OK, &err);
+}
+
 /* A hold of 300 ms outlives many TTLs while its owner sleeps, and the owner sees the expiry move. */
 static void refreshes_while_the_owner_sleeps(void)
 {
@@ -117,9 +128,7 @@ static void a_broken_hold_is_not_taken_again(void)
 	store = t_redis_store(&t_servers[0], 1000);
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-b", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-b", T_MS(300), &a);
 	CHECK_RC(other->ops->force_release(other, "auto-b", 6, &err), LKC_OK, &err);
 	t_sleep_ms(T_MS(400));
 	CHECK(lkc_auto_count() == 0);
@@ -180,9 +189,7 @@ static void detached_then_adopted(void)
 	store = t_redis_store(&t_servers[0], 1000);
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-d", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-d", T_MS(300), &a);
 	lkc_auto_detach(a);
 	lkc_abandon(store, &h);
 	/* The origin store goes too: the record keeps the twin. */
@@ -263,9 +270,7 @@ static void a_server_away(void)
 	}
 	store = t_redis_store(&t_servers[2], 100);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-e", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(900), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(900), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-e", T_MS(900), &a);
 	t_sleep_ms(T_MS(350));
 	kill(t_servers[2].pid, SIGSTOP);
 	t_sleep_ms(T_MS(400));
@@ -300,9 +305,7 @@ static void a_shorter_ttl_not_confirmed(void)
 	}
 	store = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-s", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(1200), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(1200), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-s", T_MS(1200), &a);
 	/* After the first refresh (a tenth of the TTL on a new twin), the next is 400 ms later. */
 	t_sleep_ms(T_MS(200));
 	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
@@ -315,6 +318,65 @@ static void a_shorter_ttl_not_confirmed(void)
 	lkc_auto_stop(a);
 	CHECK_RC(lkc_release(store, &h, 0, &err), LKC_OK, &err);
 	lkc_hold_dispose(&h);
+	lkc_store_release(store);
+}
+
+/* The number after "name:" (or "name:calls=") in the server's INFO section; -1 when missing. */
+static long long t_info(t_redis *r, const char *section, const char *name)
+{
+	redisReply *reply = t_redis_cmd(r, "INFO %s", section);
+	long long v = -1;
+	const char *at;
+
+	if (reply != NULL && reply->type == REDIS_REPLY_STRING && (at = strstr(reply->str, name)) != NULL) {
+		at += strlen(name);
+		if (strncmp(at, "calls=", 6) == 0) {
+			at += 6;
+		}
+		v = strtoll(at, NULL, 10);
+	}
+	if (reply != NULL) {
+		freeReplyObject(reply);
+	}
+	return v;
+}
+
+/* Holds of one store due together are refreshed together: far fewer reads on the server than refreshes. */
+static void a_burst_in_one_round_trip(void)
+{
+	enum { N = 100 };
+	lkc_store *store;
+	lkc_auto *a[N];
+	lkc_hold h[N];
+	lkc_err err;
+	char name[32];
+	long long reads, calls;
+	int refreshed = 0;
+
+	if (!t_started()) {
+		return;
+	}
+	store = t_redis_store(&t_servers[2], 1000);
+	lkc_err_clear(&err);
+	for (int i = 0; i < N; i++) {
+		snprintf(name, sizeof(name), "auto-burst%d", i);
+		t_take_refreshed(store, &h[i], name, T_MS(1200), &a[i]);
+	}
+	reads = t_info(&t_servers[2], "stats", "total_reads_processed:");
+	calls = t_info(&t_servers[2], "commandstats", "cmdstat_evalsha:");
+	t_sleep_ms(T_MS(1500));
+	reads = t_info(&t_servers[2], "stats", "total_reads_processed:") - reads;
+	calls = t_info(&t_servers[2], "commandstats", "cmdstat_evalsha:") - calls;
+	/* About four rounds of 100: each round two writes (64 + 36), not 100. */
+	CHECK(calls >= 2 * N);
+	CHECK(reads * 5 < calls);
+	for (int i = 0; i < N; i++) {
+		refreshed += lkc_auto_pause(a[i], &h[i]) == LKC_OK;
+		CHECK_RC(lkc_release(store, &h[i], 0, &err), LKC_OK, &err);
+		lkc_auto_stop(a[i]);
+		lkc_hold_dispose(&h[i]);
+	}
+	CHECK(refreshed == N);
 	lkc_store_release(store);
 }
 
@@ -339,9 +401,7 @@ static void many_holds(void)
 	lkc_err_clear(&err);
 	for (int i = 0; i < N; i++) {
 		snprintf(name, sizeof(name), "auto-m%d", i);
-		lkc_hold_init(&h[i], name, strlen(name), &err);
-		CHECK_RC(lkc_acquire(stores[i % 2], &h[i], LKC_MODE_EXCLUSIVE, T_MS(1200), 0, &err), LKC_OK, &err);
-		CHECK_RC(lkc_auto_start(stores[i % 2], &h[i], T_MS(1200), 0, 0, &a[i], &err), LKC_OK, &err);
+		t_take_refreshed(stores[i % 2], &h[i], name, T_MS(1200), &a[i]);
 	}
 	for (int i = 0; i < T_NSERVERS; i++) {
 		members[i] = t_redis_store(&t_servers[i], 1000);
@@ -402,9 +462,7 @@ static void a_child_refreshes_nothing(void)
 	store = t_redis_store(&t_servers[0], 1000);
 	other = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-f", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-f", T_MS(300), &a);
 	pid = fork();
 	if (pid == 0) {
 		int bad = lkc_auto_count() != 0;
@@ -438,9 +496,7 @@ static void shutdown_frees_all(void)
 	}
 	store = t_redis_store(&t_servers[0], 1000);
 	lkc_err_clear(&err);
-	lkc_hold_init(&h, "auto-g", 6, &err);
-	CHECK_RC(lkc_acquire(store, &h, LKC_MODE_EXCLUSIVE, T_MS(300), 0, &err), LKC_OK, &err);
-	CHECK_RC(lkc_auto_start(store, &h, T_MS(300), 0, 0, &a, &err), LKC_OK, &err);
+	t_take_refreshed(store, &h, "auto-g", T_MS(300), &a);
 	lkc_auto_detach(a);
 	lkc_auto_shutdown();
 	CHECK(lkc_auto_count() == 0);
@@ -461,5 +517,5 @@ static void stop_servers(void)
 
 TEST_MAIN(T(refreshes_while_the_owner_sleeps), T(a_broken_hold_is_not_taken_again), T(a_bound_ends_it),
 	T(detached_then_adopted), T(adopted_while_found_gone), T(a_server_away), T(a_shorter_ttl_not_confirmed),
-	T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
+	T(a_burst_in_one_round_trip), T(many_holds), T(a_child_refreshes_nothing), T(shutdown_frees_all),
 	T(stop_servers))
