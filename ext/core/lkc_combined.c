@@ -21,9 +21,10 @@
  * Waiting: the waiter queues on one member only, the first (in an order
  * rotated by the resource's hash) that refused it, in that member's own queue
  * (first come, first served, woken by the release that hands it over). Once
- * that member hands it the hold, it takes the others at once, refreshing the
- * one it has so that every part counts from the same instant; without a
- * majority it gives everything back and queues again where it was refused.
+ * that member hands it the hold, it takes the others at once; the hold counts
+ * from when the first part was handed over, the earliest of them, so its
+ * validity is never more than any part's. Without a majority it gives
+ * everything back and queues again where it was refused.
  * A waiter holds nothing while it waits, so no two waiters can each hold
  * what the other waits for: no deadlock, whatever order they queue in.
  *
@@ -480,7 +481,7 @@ static lkc_rc lkc_cb_take(lkc_cb_store *s, lkc_hold *hold, lkc_mode mode, int64_
 
 /*
  * Waits in member first's own queue until it hands us the hold, then takes
- * the others at once (renewing first's part, so that all count from now).
+ * the others at once; the hold counts from when first handed its part over.
  */
 static lkc_rc lkc_cb_take_after(lkc_cb_store *s, lkc_hold *hold, int first, lkc_mode mode, int64_t ttl_ms,
 	int64_t wait_ms, unsigned *refused, lkc_err *err)
@@ -507,9 +508,19 @@ static lkc_rc lkc_cb_take_after(lkc_cb_store *s, lkc_hold *hold, int first, lkc_
 	start = lkc_now_ns();
 	lkc_cb_call_init(&c, s, hold, LKC_CB_TAKE);
 	c.before[first] = before;
-	c.what[first] = ttl_ms == LKC_TTL_NONE ? LKC_CB_SKIP : LKC_CB_RENEW;
-	if (c.what[first] == LKC_CB_SKIP) {
+	/*
+	 * The part handed over counts from when it was (its granted_ns, a bound
+	 * from below), so the hold does too; a part that cannot say is renewed
+	 * with the others, to count from now.
+	 */
+	if (ttl_ms == LKC_TTL_NONE || (part->granted_ns != 0 && part->granted_ns <= start)) {
+		c.what[first] = LKC_CB_SKIP;
 		c.yes = 1;
+		if (ttl_ms != LKC_TTL_NONE) {
+			start = part->granted_ns;
+		}
+	} else {
+		c.what[first] = LKC_CB_RENEW;
 	}
 	c.mode = mode;
 	c.ttl_ms = ttl_ms;
