@@ -75,6 +75,16 @@ static void t_take_refreshed(lkc_store *store, lkc_hold *h, const char *name, in
 	CHECK_RC(lkc_auto_start(store, h, ttl_ms, 0, 0, a, &err), LKC_OK, &err);
 }
 
+/* A store of server r that holds resource name for ttl_ms, refreshed into *a. */
+static lkc_store *t_refreshed_on(const t_redis *r, int64_t timeout_ms, lkc_hold *h, const char *name, int64_t ttl_ms,
+	lkc_auto **a)
+{
+	lkc_store *store = t_redis_store(r, timeout_ms);
+
+	t_take_refreshed(store, h, name, ttl_ms, a);
+	return store;
+}
+
 /* A hold of 300 ms outlives many TTLs while its owner sleeps, and the owner sees the expiry move. */
 static void refreshes_while_the_owner_sleeps(void)
 {
@@ -268,9 +278,8 @@ static void a_server_away(void)
 	if (!t_started()) {
 		return;
 	}
-	store = t_redis_store(&t_servers[2], 100);
+	store = t_refreshed_on(&t_servers[2], 100, &h, "auto-e", T_MS(900), &a);
 	lkc_err_clear(&err);
-	t_take_refreshed(store, &h, "auto-e", T_MS(900), &a);
 	t_sleep_ms(T_MS(350));
 	kill(t_servers[2].pid, SIGSTOP);
 	t_sleep_ms(T_MS(400));
@@ -303,9 +312,8 @@ static void a_shorter_ttl_not_confirmed(void)
 	if (!t_started()) {
 		return;
 	}
-	store = t_redis_store(&t_servers[0], 1000);
+	store = t_refreshed_on(&t_servers[0], 1000, &h, "auto-s", T_MS(1200), &a);
 	lkc_err_clear(&err);
-	t_take_refreshed(store, &h, "auto-s", T_MS(1200), &a);
 	/* After the first refresh (a tenth of the TTL on a new twin), the next is 400 ms later. */
 	t_sleep_ms(T_MS(200));
 	CHECK_RC(lkc_auto_pause(a, &h), LKC_OK, &err);
