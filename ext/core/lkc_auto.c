@@ -473,6 +473,7 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 {
 	lkc_hold copy;
 	lkc_err err;
+	uint64_t third;
 
 	if (!lkc_auto_ours(a) || ttl_ms == LKC_TTL_NONE) {
 		/* A hold without TTL has nothing to refresh: the owner stops the record. */
@@ -486,6 +487,7 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 	while (a->busy) {
 		pthread_cond_wait(&lkc_auto_done, &lkc_auto_lock);
 	}
+	third = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
 	if (copy.resource != NULL) {
 		lkc_hold_dispose(&a->hold);
 		a->hold = copy;
@@ -496,15 +498,12 @@ void lkc_auto_resume(lkc_auto *a, const lkc_hold *hold, int64_t ttl_ms, uint64_t
 		a->expires_ns = hold->expires_ns;
 	}
 	a->gone = LKC_OK;
-	if (refreshed) {
-		a->due_ns = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
-	} else {
-		/* A refresh to a shorter TTL that failed may have set it all the same: due within a third of it. */
-		uint64_t latest = lkc_now_ns() + (uint64_t) ttl_ms * 1000000u / 3;
-
-		if (a->due_ns > latest) {
-			a->due_ns = latest;
-		}
+	/*
+	 * A third of the TTL from now after the owner's refresh; no later than that
+	 * otherwise (a refresh to a shorter TTL that failed may have set it all the same).
+	 */
+	if (refreshed || a->due_ns > third) {
+		a->due_ns = third;
 	}
 	a->paused = 0;
 	pthread_cond_signal(&lkc_auto_wake);
