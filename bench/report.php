@@ -106,6 +106,7 @@ const FLOOR_HANDOFF = [
 	// Not a floor: the same hand-off over one server, what the combined store's hand-off adds to it (null: for information).
 	['redlock: CombinedStore of 3 vs one RedisStore', 'handoff.redlock.ours-three', 'handoff.redlock.ours-one', 2.0],
 	['redlock: CombinedStore of 5 vs one RedisStore', 'handoff.redlock.ours-five', 'handoff.redlock.ours-one', null],
+	['redlock over a 2 ms network: CombinedStore of 3 vs one RedisStore', 'handoff.redlock.ours-three-net', 'handoff.redlock.ours-one-net', 2.0],
 ];
 
 /* Memory runs: contender, label; growth must stay under this many kB. */

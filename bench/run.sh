@@ -434,12 +434,14 @@ for g in "${groups[@]}"; do
 			;;
 		redlock)
 			# One lock over 3 and 5 servers against one server, Symfony's CombinedStore and the bare
-			# fan; one of 3 servers 50 ms slower; then the handoff over 3 and 5 servers against one.
+			# fan; one of 3 servers 50 ms slower; then the handoff over 3 and 5 servers against one,
+			# on loopback and over a 2 ms network.
 			rate_group redlock.ours-one redlock.ours-three redlock.ours-five redlock.ours-slow \
 				redlock.ours-one-net redlock.ours-three-net redlock.ours-five-net \
 				redlock.symfony-one redlock.symfony-three redlock.floor-one redlock.floor-three redlock.floor-five
 			serve_group handoff "$handoff_rounds" 3 "handoff $handoff_slice" \
-				handoff.redlock.ours-one handoff.redlock.ours-three handoff.redlock.ours-five
+				handoff.redlock.ours-one handoff.redlock.ours-three handoff.redlock.ours-five \
+				handoff.redlock.ours-one-net handoff.redlock.ours-three-net
 			;;
 		autorefresh) autorefresh_run ;;
 		distinct)
