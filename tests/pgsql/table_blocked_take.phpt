@@ -31,9 +31,11 @@ foreach (['ttl 300' => 300.0, 'no ttl' => null] as $what => $ttl) {
     var_dump($warm->isAcquired());
     $warm->release();
     $key = lock_test_pgsql_key($prefix, $resource);
-    // Somebody's expired row, which a transaction of another session locks for a while.
+    // Somebody's expired row, which a transaction of another session locks for a while. Expired
+    // a minute ago, not an hour: a release of a test running beside this one sweeps rows expired
+    // for an hour, and would delete this one before the blocker locks it.
     lock_test_pgsql_sql("INSERT INTO lock_holds (key, owner, expires_at) VALUES ($key, '\\x78'::bytea,"
-        . " clock_timestamp() - interval '1 hour')");
+        . " clock_timestamp() - interval '1 minute')");
     $sleep = "SELECT pg_sleep($block) /* $prefix $what */";
     $blocker = proc_open(['psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-h', $host, '-p', (string) $port, '-U', $user, '-d', $db,
         '-c', 'BEGIN', '-c', "SELECT 1 FROM lock_holds WHERE key = $key FOR UPDATE", '-c', $sleep, '-c', 'COMMIT'],
