@@ -320,13 +320,27 @@ if [ ${#only[@]} -eq 0 ]; then
 	record fuzz "$fuzz_pass" "$fuzz_fail" 0
 fi
 
-# run-tests.php retries a failed test that calls sleep() or hrtime() and counts a pass on
-# the second attempt as a warning, with the first attempt's output gone. A test that passes
-# only on retry has failed: run a copy that never retries, so the first failure is the one kept.
-sed '/^function error_may_be_retried(/,/^}/{s/^{$/{ return false; \/\/ lock: never retried/}' \
-	"$root/run-tests.php" >"$work/run-tests.php"
-if ! grep -q '^{ return false; // lock: never retried$' "$work/run-tests.php"; then
-	echo "test: cannot turn off run-tests.php's retries (its error_may_be_retried() changed)" >&2
+# Copies run-tests.php ($1) to $2, changed twice; fails when either change did not apply.
+# - It retries a failed test that calls sleep() or hrtime() and counts a pass on the second
+#   attempt as a warning, with the first attempt's output gone. A test that passes only on
+#   retry has failed: the copy never retries, so the first failure is the one kept.
+# - It hands a worker up to 32 tests at a time, in file order, so that one worker could be
+#   left with a folder of slow tests while the others had nothing to do: the copy hands them
+#   out one or two at a time (as it does under valgrind).
+patch_run_tests() {
+	sed -e '/^function error_may_be_retried(/,/^}/{s/^{$/{ return false; \/\/ lock: never retried/}' \
+		-e 's/^\( *\$maxBatchSize = \)\$valgrind ? 1 : (\$shuffle ? 4 : 32);$/\11; \/\/ lock: one at a time/' \
+		"$1" >"$2"
+	if ! grep -q '^{ return false; // lock: never retried$' "$2"; then
+		echo "test: cannot turn off run-tests.php's retries in $2 (its error_may_be_retried() changed)" >&2
+		return 1
+	fi
+	if ! grep -q '^ *$maxBatchSize = 1; // lock: one at a time$' "$2"; then
+		echo "test: cannot make run-tests.php hand out one test at a time in $2 (its \$maxBatchSize changed)" >&2
+		return 1
+	fi
+}
+if ! patch_run_tests "$root/run-tests.php" "$work/run-tests.php"; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
@@ -350,10 +364,7 @@ php84_prepare() {
 	fi
 	local php84_root
 	php84_root=$("$root/scripts/php84.sh" root 2>>"$work/php84-build.log")
-	sed '/^function error_may_be_retried(/,/^}/{s/^{$/{ return false; \/\/ lock: never retried/}' \
-		"$php84_root$root/run-tests.php" >"$work/run-tests-php84.php"
-	if ! grep -q '^{ return false; // lock: never retried$' "$work/run-tests-php84.php"; then
-		echo "test: cannot turn off PHP 8.4 run-tests.php's retries (its error_may_be_retried() changed)" >&2
+	if ! patch_run_tests "$php84_root$root/run-tests.php" "$work/run-tests-php84.php"; then
 		record "build (PHP 8.4, Debian 13)" 0 1 0
 		return
 	fi
@@ -367,11 +378,13 @@ run_phpt() {
 	shift
 	local log="$work/$(echo "$name" | tr -c 'a-z0-9\n-' '_').log"
 	local opts=() jobs runner=() run_tests="$work/run-tests.php"
-	jobs="$(nproc)"
+	# Most tests wait (on servers, timers, their children) more than they compute: one worker
+	# more than there are CPUs. Under valgrind they compute: one worker a CPU.
+	jobs=$(( $(nproc) + 1 ))
 	while [ $# -gt 0 ]; do
 		case "$1" in
 			# Under valgrind the log names each test slower than 20 s (SLOW TEST SUMMARY).
-			-m) opts+=(-m --show-slow 20000); shift ;;
+			-m) opts+=(-m --show-slow 20000); jobs="$(nproc)"; shift ;;
 			--jobs) jobs=$2; shift 2 ;;
 			# In the Debian 13 root, on its PHP 8.4: the same paths name the root's copy.
 			--php84) runner=("$root/scripts/php84.sh" run); run_tests="$work/run-tests-php84.php"; shift ;;
