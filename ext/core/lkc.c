@@ -830,6 +830,11 @@ int lkc_resolve(const char *host, int port, uint64_t deadline_ns, struct addrinf
 		return 0;
 	}
 	*out = NULL;
+	if (deadline_ns != 0 && lkc_now_ns() >= deadline_ns) {
+		/* No time left: not asked at all (else a name the resolver knows at once would win or lose a race). */
+		snprintf(text, text_size, "resolving %s took longer than the timeout (no time was left to ask)", host);
+		return -2;
+	}
 	job = calloc(1, sizeof(*job) + host_len + 1);
 	if (job == NULL) {
 		snprintf(text, text_size, "out of memory resolving %s", host);
