@@ -5,7 +5,8 @@
 #
 # For each adapter and each framework version listed in <adapter>/tests/versions (one a line,
 # optionally followed by the PHPUnit groups of tests for what that version does not have, which
-# are left out for it; none: one run), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
+# are left out for it; none: one run; "php84": a version that needs a newer PHP than the host's,
+# run on PHP 8.4 in scripts/php84.sh's root, built there first), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
 # installed with Composer into adapters/.vendor/<adapter>-<version>/ (gitignored, reused while
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
 # instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
@@ -119,9 +120,11 @@ else
 	adapters=$(cd "$here" && for d in */; do [ -d "$d/tests" ] && echo "${d%/}"; done)
 fi
 
-# Installs <adapter>/tests/composer.json for one version into $dir; echoes nothing, fails loudly.
+# Installs <adapter>/tests/composer.json for one version into $dir (for PHP 8.4 when $4 is
+# php84: Composer runs on the host's PHP); echoes nothing, fails loudly.
 install() {
-	adapter=$1 version=$2 dir=$3
+	adapter=$1 version=$2 dir=$3 platform=""
+	[ "${4:-}" = php84 ] && platform="--ignore-platform-req=php"
 	mkdir -p "$dir"
 	sed -e "s|@VERSION@|$version|g" -e "s|@ADAPTER@|../../$adapter|g" \
 		"$here/$adapter/tests/composer.json" >"$work/composer.json"
@@ -132,7 +135,7 @@ install() {
 	cp "$work/composer.json" "$dir/composer.json"
 	rm -f "$dir/.stamp" "$dir/composer.lock"
 	if ! (cd "$dir" && COMPOSER_NO_INTERACTION=1 composer update --no-progress --quiet \
-		--ignore-platform-req=ext-lock) >"$work/composer.log" 2>&1; then
+		--ignore-platform-req=ext-lock $platform) >"$work/composer.log" 2>&1; then
 		cat "$work/composer.log" >&2
 		return 1
 	fi
@@ -156,15 +159,37 @@ count() {
 	skipped=$((skipped + skips))
 }
 
+# The PHP 8.4 root, with this work tree built in it (scripts/php84.sh), once a run: 0 when ready.
+php84_state=""
+php84_ready() {
+	if [ -z "$php84_state" ]; then
+		echo "== PHP 8.4 build (scripts/php84.sh build)" >&2
+		if "$root/scripts/php84.sh" build >"$work/php84-build.log" 2>&1; then
+			php84_state=ready
+		else
+			php84_state=failed
+			echo "test: the PHP 8.4 build failed ($work/php84-build.log):" >&2
+			tail -n 40 "$work/php84-build.log" >&2
+		fi
+	fi
+	[ "$php84_state" = ready ]
+}
 
 for adapter in $adapters; do
 	versions=default
 	[ -f "$here/$adapter/tests/versions" ] && versions=$(grep -v '^\s*\(#\|$\)' "$here/$adapter/tests/versions" | tr ' ' '|')
 	for line in $versions; do
 		# "VERSION" or "VERSION|GROUP,...": PHPUnit groups of tests for what that version does not have.
+		# "php84" among the groups: the version needs a newer PHP than the host's; its suite runs on
+		# PHP 8.4 in scripts/php84.sh's root.
 		version=${line%%|*}
-		absent=""
-		[ "$line" != "$version" ] && absent=$(echo "${line#*|}" | tr '|' '\n' | sed 's/^/--exclude-group /' | tr '\n' ' ')
+		absent="" php=""
+		groups=$(echo "$line" | tr '|' '\n' | sed 1d)
+		if echo "$groups" | grep -qx php84; then
+			php=php84
+			groups=$(echo "$groups" | grep -vx php84)
+		fi
+		[ -n "$groups" ] && absent=$(echo "$groups" | sed 's/^/--exclude-group /' | tr '\n' ' ')
 		name="$adapter-$version"
 		[ "$version" = default ] && name=$adapter
 		dir="$here/.vendor/$name"
@@ -173,10 +198,23 @@ for adapter in $adapters; do
 		if [ -x "$here/$adapter/tests/run.sh" ]; then
 			# It installs what it needs itself; the arguments go to PHPUnit.
 			"$here/$adapter/tests/run.sh" --log-junit "$log" >&2
-		elif ! install "$adapter" "$version" "$dir"; then
+		elif ! install "$adapter" "$version" "$dir" "$php"; then
 			echo "test: composer could not install $name" >&2
 			failed=$((failed + 1))
 			continue
+		elif [ "$php" = php84 ]; then
+			if ! php84_ready; then
+				failed=$((failed + 1))
+				continue
+			fi
+			# The root sees the work tree's copy at its own path (modules/lock.so: the PHP 8.4
+			# build) and adapters/.vendor as it is; its /tmp is its own, so the log goes beside
+			# the vendor directory.
+			rm -f "$dir/.junit.xml"
+			# shellcheck disable=SC2086
+			"$root/scripts/php84.sh" run php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
+				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$dir/.junit.xml" $absent >&2
+			mv "$dir/.junit.xml" "$log" 2>/dev/null
 		else
 			# shellcheck disable=SC2086
 			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \

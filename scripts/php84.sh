@@ -12,7 +12,7 @@
 # The copy sits in the root at the work tree's own path, and the work tree's .test-run is
 # mounted over the copy's: the servers' sockets, certificates and paths that scripts/test.sh
 # exports in LOCK_TEST_* mean the same inside as outside. Loopback TCP reaches the host's
-# servers as it is (a chroot shares the network). The mounts (proc, sys, dev, .test-run) are
+# servers as it is (a chroot shares the network). The mounts (proc, sys, dev, .test-run, adapters/.vendor) are
 # made in a mount namespace of the command's own (unshare -m): the host never sees them, and
 # they go with the last process of the namespace however the command ends, killed included.
 #
@@ -27,12 +27,13 @@ stamp="$base/.lock-php84-complete"
 # clients the tests call (psql, mariadb, redis-cli), the servers some tests start of their own
 # (redis-server, memcached, PostgreSQL through scripts/pg-test-server.sh, MariaDB through
 # scripts/my-test-server.sh, pgbouncer, php-fpm), and the tools they run (setpriv, unshare, ipcs:
-# util-linux; timeout: coreutils; ip: iproute2).
+# util-linux; timeout: coreutils; ip: iproute2); and what the adapters' suites of framework
+# versions that need a newer PHP than the host's load (PHPUnit: dom, xml; Laravel: mbstring).
 packages=(
 	build-essential pkg-config php8.4-cli php8.4-dev libhiredis-dev libssl-dev libpq-dev
 	libmariadb-dev libmemcached-dev
 	redis-server redis-tools memcached postgresql postgresql-client mariadb-server mariadb-client
-	pgbouncer php8.4-pgsql php8.4-fpm openssl procps iproute2
+	pgbouncer php8.4-pgsql php8.4-fpm openssl procps iproute2 php8.4-mbstring php8.4-xml
 )
 
 if ((EUID != 0)); then
@@ -141,9 +142,10 @@ build() {
 	run bash scripts/build.sh --dev
 }
 
-# Runs a command in the root, in the copy, with the work tree's .test-run mounted over the
-# copy's, a /tmp of its own, and only the environment the tests read (LOCK_*, run-tests.php's
-# variables) passed on.
+# Runs a command in the root, in the copy, with the work tree's .test-run and adapters/.vendor
+# (the adapters' Composer installs, git-ignored and so not copied) mounted over the copy's, a
+# /tmp of its own, and only the environment the tests read (LOCK_*, run-tests.php's variables)
+# passed on.
 run() {
 	local vars=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8)
 	local name
@@ -164,6 +166,10 @@ run() {
 		# (A work tree under /tmp has its copy there: that /tmp stays.)
 		case "$src" in /tmp | /tmp/*) ;; *) mount -t tmpfs -o mode=1777 tmpfs "$base/tmp" ;; esac
 		if [ -d "$src/.test-run" ]; then mount --bind "$src/.test-run" "$base$src/.test-run"; fi
+		if [ -d "$src/adapters/.vendor" ]; then
+			mkdir -p "$base$src/adapters/.vendor"
+			mount --bind "$src/adapters/.vendor" "$base$src/adapters/.vendor"
+		fi
 		exec chroot "$base" /usr/bin/env -i "$@"
 	' php84-run "$base" "$src" "${vars[@]}" /bin/sh -c 'cd "$1" && shift && exec "$@"' php84-cd "$src" "$@"
 }

@@ -305,6 +305,15 @@ final class ExtensionLock extends LaravelLock
         }
     }
 
+    /**
+     * Whether anybody holds the lock (Laravel 13's Lock::isLocked(), which the scheduler's
+     * CacheEventMutex asks): the store's answer, a shared hold included.
+     */
+    public function isLocked(): bool
+    {
+        return $this->factory->getStore()->isLocked(self::resource($this->name));
+    }
+
     /** Our owner when we hold it; null otherwise (the extension does not reveal other holders). */
     protected function getCurrentOwner(): ?string
     {

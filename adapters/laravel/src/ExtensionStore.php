@@ -124,7 +124,13 @@ final class ExtensionStore implements Store, LockProvider
         return $this->store->getPrefix();
     }
 
-    /** Methods of newer Store contracts and of the store's own class (touch(), add(), ...). */
+    /** Laravel 13's Store::touch(): a new expiry for a cached item (Cache::touch()). */
+    public function touch($key, $seconds)
+    {
+        return $this->store->touch($key, $seconds);
+    }
+
+    /** Methods of newer Store contracts and of the store's own class (add(), ...). */
     public function __call(string $method, array $arguments): mixed
     {
         return $this->store->{$method}(...$arguments);

@@ -280,6 +280,30 @@ abstract class LockTestCase extends TestCase
         self::assertNull(Cache::store('array')->get('lv-key'));
     }
 
+    public function testIsLockedSaysWhetherAnybodyHoldsIt(): void
+    {
+        $lock = Cache::lock($this->name, 10);
+        self::assertFalse($lock->isLocked());
+        $child = $this->holdInChild(1.0);
+        self::assertTrue($lock->isLocked(), 'held by another process');
+        self::assertTrue(Cache::lock($this->name)->isLocked(), 'asked through any lock object');
+        self::assertSame('released', $child->finish());
+        self::assertFalse($lock->isLocked());
+        self::assertTrue($lock->get());
+        self::assertTrue($lock->isLocked(), 'held by this lock object');
+        self::assertTrue($lock->release());
+        self::assertFalse($lock->isLocked());
+    }
+
+    #[\PHPUnit\Framework\Attributes\Group('since-13')]
+    public function testTouchGoesToTheConfiguredStore(): void
+    {
+        Cache::put('lv-touched', 'value', 10);
+        self::assertTrue(Cache::touch('lv-touched', 60));
+        self::assertSame('value', Cache::store('array')->get('lv-touched'));
+        self::assertFalse(Cache::touch('lv-never-put', 60));
+    }
+
     public function testWithoutOverlapping(): void
     {
         $job = new class () {
