@@ -6,7 +6,8 @@
 # For each adapter and each framework version listed in <adapter>/tests/versions (one a line,
 # optionally followed by the PHPUnit groups of tests for what that version does not have, which
 # are left out for it; none: one run; "php84": a version that needs a newer PHP than the host's,
-# run on PHP 8.4 in scripts/php84.sh's root, built there first), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
+# run on PHP 8.4 in scripts/php84.sh's root, built there first; "framework=V": the framework's
+# other packages at version V), the test-only <adapter>/tests/composer.json, with @VERSION@ replaced, is
 # installed with Composer into adapters/.vendor/<adapter>-<version>/ (gitignored, reused while
 # the composer.json files are unchanged). An adapter with an executable tests/run.sh runs that
 # instead (it installs what it needs itself), with the same environment and --log-junit FILE. The suites load the extension from modules/lock.so
@@ -121,12 +122,13 @@ else
 fi
 
 # Installs <adapter>/tests/composer.json for one version into $dir (for PHP 8.4 when $4 is
-# php84: Composer runs on the host's PHP); echoes nothing, fails loudly.
+# php84: Composer runs on the host's PHP; @FRAMEWORK@, the version of the framework's other
+# packages, is $5, or the version); echoes nothing, fails loudly.
 install() {
-	adapter=$1 version=$2 dir=$3 platform=""
+	adapter=$1 version=$2 dir=$3 platform="" framework=${5:-$2}
 	[ "${4:-}" = php84 ] && platform="--ignore-platform-req=php"
 	mkdir -p "$dir"
-	sed -e "s|@VERSION@|$version|g" -e "s|@ADAPTER@|../../$adapter|g" \
+	sed -e "s|@VERSION@|$version|g" -e "s|@FRAMEWORK@|$framework|g" -e "s|@ADAPTER@|../../$adapter|g" \
 		"$here/$adapter/tests/composer.json" >"$work/composer.json"
 	stamp=$(cat "$work/composer.json" "$here/$adapter/composer.json" | cksum)
 	if [ -f "$dir/vendor/autoload.php" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -181,13 +183,18 @@ for adapter in $adapters; do
 	for line in $versions; do
 		# "VERSION" or "VERSION|GROUP,...": PHPUnit groups of tests for what that version does not have.
 		# "php84" among the groups: the version needs a newer PHP than the host's; its suite runs on
-		# PHP 8.4 in scripts/php84.sh's root.
+		# PHP 8.4 in scripts/php84.sh's root. "framework=V": the framework's other packages
+		# (@FRAMEWORK@ in tests/composer.json) at V rather than at the version.
 		version=${line%%|*}
-		absent="" php=""
+		absent="" php="" framework=""
 		groups=$(echo "$line" | tr '|' '\n' | sed 1d)
 		if echo "$groups" | grep -qx php84; then
 			php=php84
 			groups=$(echo "$groups" | grep -vx php84)
+		fi
+		if echo "$groups" | grep -q '^framework='; then
+			framework=$(echo "$groups" | sed -n 's/^framework=//p')
+			groups=$(echo "$groups" | grep -v '^framework=')
 		fi
 		[ -n "$groups" ] && absent=$(echo "$groups" | sed 's/^/--exclude-group /' | tr '\n' ' ')
 		name="$adapter-$version"
@@ -198,7 +205,7 @@ for adapter in $adapters; do
 		if [ -x "$here/$adapter/tests/run.sh" ]; then
 			# It installs what it needs itself; the arguments go to PHPUnit.
 			"$here/$adapter/tests/run.sh" --log-junit "$log" >&2
-		elif ! install "$adapter" "$version" "$dir" "$php"; then
+		elif ! install "$adapter" "$version" "$dir" "$php" "$framework"; then
 			echo "test: composer could not install $name" >&2
 			failed=$((failed + 1))
 			continue
