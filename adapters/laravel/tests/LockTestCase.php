@@ -295,6 +295,42 @@ abstract class LockTestCase extends TestCase
         self::assertFalse($lock->isLocked());
     }
 
+    #[\PHPUnit\Framework\Attributes\Group('since-12')]
+    public function testTheRepositorysWithoutOverlappingHoldsTheLockAroundTheCallback(): void
+    {
+        $result = Cache::withoutOverlapping($this->name, function () {
+            self::assertTrue($this->native()->isLocked($this->name));
+            try {
+                Cache::withoutOverlapping($this->name, fn () => 'inner', 10, 0);
+                self::fail('the same name again while held');
+            } catch (LockTimeoutException) {
+            }
+
+            return 'outer';
+        }, 10, 1);
+        self::assertSame('outer', $result);
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    #[\PHPUnit\Framework\Attributes\Group('since-12')]
+    public function testAMemoizedRepositorysLocksAreTheExtensions(): void
+    {
+        $lock = Cache::memo()->lock($this->name, 10);
+        self::assertInstanceOf(ExtensionLock::class, $lock);
+        self::assertTrue($lock->get());
+        self::assertFalse(Cache::lock($this->name, 10)->get());
+        self::assertTrue(Cache::memo()->restoreLock($this->name, $lock->owner())->release());
+        self::assertFalse($this->native()->isLocked($this->name));
+    }
+
+    #[\PHPUnit\Framework\Attributes\Group('since-13')]
+    public function testFlushLocksIsRefusedAsTheStoreDoesNotListItsLocks(): void
+    {
+        $this->expectException(\BadMethodCallException::class);
+        $this->expectExceptionMessage('does not support flushing locks');
+        Cache::flushLocks();
+    }
+
     #[\PHPUnit\Framework\Attributes\Group('since-13')]
     public function testTouchGoesToTheConfiguredStore(): void
     {
