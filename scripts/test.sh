@@ -77,12 +77,17 @@ check() {
 
 redis_pids=()
 php84_pid=""
+adapters_pid=""
 cleanup() {
-	# A PHP 8.4 root or build still going (the command ends early): its process group goes.
-	if [ -n "$php84_pid" ] && kill -0 "$php84_pid" 2>/dev/null; then
-		kill -- -"$php84_pid" 2>/dev/null
-		wait "$php84_pid" 2>/dev/null
-	fi
+	# A PHP 8.4 root or build, or the adapters' suites, still going (the command ends early):
+	# its process group goes.
+	local bg
+	for bg in "$php84_pid" "$adapters_pid"; do
+		if [ -n "$bg" ] && kill -0 "$bg" 2>/dev/null; then
+			kill -- -"$bg" 2>/dev/null
+			wait "$bg" 2>/dev/null
+		fi
+	done
 	local rp
 	for rp in ${redis_pids[@]+"${redis_pids[@]}"}; do
 		if kill -0 "$rp" 2>/dev/null; then
@@ -350,6 +355,23 @@ fi
 # run-tests.php never retry. The root's copy of the work tree sits at the work tree's path
 # with .test-run mounted in it, so the phpt run there reaches this command's servers by
 # the same LOCK_TEST_*.
+# Waits for the adapters' suites (started in the background, adapters_pid) and records their counts.
+record_adapters() {
+	local line p f s status
+	wait "$adapters_pid"
+	status=$?
+	adapters_pid=""
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/adapters.log" | tail -n 1)
+	p=$(sed -n 's/^\([0-9]*\) passed.*/\1/p' <<<"$line")
+	f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' <<<"$line")
+	s=$(sed -n 's/.*, \([0-9]*\) skipped.*/\1/p' <<<"$line")
+	if [ -z "$line" ] || { [ "$status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
+		f=$(( ${f:-0} + 1 ))
+	fi
+	[ "${f:-0}" -gt 0 ] && { echo "test: adapters failed:" >&2; tail -n 60 "$work/adapters.log" >&2; }
+	record adapters "${p:-0}" "${f:-0}" "${s:-0}"
+}
+
 php84_ready=0
 php84_prepare() {
 	local start=$SECONDS status
@@ -479,20 +501,6 @@ else
 		[ -d "$d" ] && serial+=("$d")
 	done
 	[ ${#serial[@]} -gt 0 ] && run_phpt "topology (${serial[*]#tests/})" --jobs 1 "${serial[@]}"
-	# The framework adapters' PHPUnit suites against the real framework packages (on our redis-server).
-	if [ -x adapters/test.sh ]; then
-		adapters/test.sh >"$work/adapters.log" 2>&1
-		adapters_status=$?
-		line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$work/adapters.log" | tail -n 1)
-		p=$(sed -n 's/^\([0-9]*\) passed.*/\1/p' <<<"$line")
-		f=$(sed -n 's/^[0-9]* passed, \([0-9]*\) failed.*/\1/p' <<<"$line")
-		s=$(sed -n 's/.*, \([0-9]*\) skipped.*/\1/p' <<<"$line")
-		if [ -z "$line" ] || { [ "$adapters_status" -ne 0 ] && [ "${f:-0}" -eq 0 ]; }; then
-			f=$(( ${f:-0} + 1 ))
-		fi
-		[ "${f:-0}" -gt 0 ] && { echo "test: adapters failed:" >&2; tail -n 60 "$work/adapters.log" >&2; }
-		record adapters "${p:-0}" "${f:-0}" "${s:-0}"
-	fi
 	if [ -x scripts/soak.sh ]; then
 		soak_seconds="${LOCK_SOAK_SECONDS:-60}"
 		LOCK_TEST_EXT="$root/modules/lock.so" scripts/soak.sh --seconds "$soak_seconds" >"$work/soak.log" 2>&1
@@ -506,12 +514,21 @@ else
 		fi
 		record "soak (${soak_seconds} s)" "$p" "$f" 0
 	fi
+	# The framework adapters' PHPUnit suites against the real framework packages (on our
+	# redis-server; adapters/test.sh). They mostly wait (on children, servers, Composer's
+	# downloads: a third of a CPU), so they run beside the valgrind pass, which computes.
+	if [ -x adapters/test.sh ]; then
+		setsid adapters/test.sh >"$work/adapters.log" 2>&1 &
+		adapters_pid=$!
+		[ "$valgrind" = 0 ] && record_adapters
+	fi
 	if [ "$valgrind" != 0 ]; then
 		# Load tests scale themselves down under valgrind; every test still runs.
 		# tests/valgrind.supp: what valgrind reports of glibc's loader, never of our code.
 		LOCK_TEST_VALGRIND=1 USE_ZEND_ALLOC=0 VALGRIND_OPTS="$VALGRIND_OPTS --suppressions=$root/tests/valgrind.supp" run_phpt "phpt-valgrind (phpt, hostile, security)" -m \
 			"${functional[@]}" tests/hostile tests/security
 	fi
+	[ -n "$adapters_pid" ] && record_adapters
 fi
 
 # The run leaves no semaphore set behind: a set that is new since the start and still there
