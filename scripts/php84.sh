@@ -12,9 +12,10 @@
 # The copy sits in the root at the work tree's own path, and the work tree's .test-run is
 # mounted over the copy's: the servers' sockets, certificates and paths that scripts/test.sh
 # exports in LOCK_TEST_* mean the same inside as outside. Loopback TCP reaches the host's
-# servers as it is (a chroot shares the network). The mounts (proc, sys, dev, .test-run, adapters/.vendor) are
-# made in a mount namespace of the command's own (unshare -m): the host never sees them, and
-# they go with the last process of the namespace however the command ends, killed included.
+# servers as it is (a chroot shares the network). The mounts (proc, sys, dev, .test-run,
+# adapters/.vendor) are made in a mount namespace of the command's own (unshare -m): the host
+# never sees them, and they go with the last process of the namespace however the command
+# ends, killed included.
 #
 #   LOCK_PHP84_ROOT     where the root is (default /var/cache/lock/trixie)
 #   LOCK_PHP84_MIRROR   the Debian mirror (default: the host's, from /etc/apt/sources.list*)

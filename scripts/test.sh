@@ -350,11 +350,6 @@ if ! patch_run_tests "$root/run-tests.php" "$work/run-tests.php"; then
 	exit 1
 fi
 
-# The PHP 8.4 pass: waits for the extension's build in the Debian 13 root (made on the
-# first run, then reused; scripts/php84.sh) with warnings as errors, and makes that PHP's
-# run-tests.php never retry. The root's copy of the work tree sits at the work tree's path
-# with .test-run mounted in it, so the phpt run there reaches this command's servers by
-# the same LOCK_TEST_*.
 # Waits for the adapters' suites (started in the background, adapters_pid) and records their counts.
 record_adapters() {
 	local line p f s status
@@ -372,6 +367,11 @@ record_adapters() {
 	record adapters "${p:-0}" "${f:-0}" "${s:-0}"
 }
 
+# The PHP 8.4 pass: waits for the extension's build in the Debian 13 root (made on the
+# first run, then reused; scripts/php84.sh) with warnings as errors, and makes that PHP's
+# run-tests.php never retry. The root's copy of the work tree sits at the work tree's path
+# with .test-run mounted in it, so the phpt run there reaches this command's servers by
+# the same LOCK_TEST_*.
 php84_ready=0
 php84_prepare() {
 	local start=$SECONDS status
