@@ -177,6 +177,18 @@ php84_ready() {
 	[ "$php84_state" = ready ]
 }
 
+# Runs a command on the host's PHP, or ($1 php84) in the PHP 8.4 root, which sees the work
+# tree's copy at its own path (modules/lock.so: the PHP 8.4 build) and adapters/.vendor as it is.
+on_php() {
+	where=$1
+	shift
+	if [ "$where" = php84 ]; then
+		"$root/scripts/php84.sh" run "$@"
+	else
+		"$@"
+	fi
+}
+
 for adapter in $adapters; do
 	versions=default
 	[ -f "$here/$adapter/tests/versions" ] && versions=$(grep -v '^\s*\(#\|$\)' "$here/$adapter/tests/versions" | tr ' ' '|')
@@ -209,23 +221,16 @@ for adapter in $adapters; do
 			echo "test: composer could not install $name" >&2
 			failed=$((failed + 1))
 			continue
-		elif [ "$php" = php84 ]; then
-			if ! php84_ready; then
-				failed=$((failed + 1))
-				continue
-			fi
-			# The root sees the work tree's copy at its own path (modules/lock.so: the PHP 8.4
-			# build) and adapters/.vendor as it is; its /tmp is its own, so the log goes beside
-			# the vendor directory.
+		elif [ "$php" = php84 ] && ! php84_ready; then
+			failed=$((failed + 1))
+			continue
+		else
+			# The log goes beside the vendor directory: the PHP 8.4 root has a /tmp of its own.
 			rm -f "$dir/.junit.xml"
 			# shellcheck disable=SC2086
-			"$root/scripts/php84.sh" run php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
+			on_php "$php" php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
 				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$dir/.junit.xml" $absent >&2
 			mv "$dir/.junit.xml" "$log" 2>/dev/null
-		else
-			# shellcheck disable=SC2086
-			php -d extension="$ext" -d zend.assertions=1 "$dir/vendor/bin/phpunit" \
-				-c "$here/$adapter/phpunit.xml.dist" --log-junit "$log" $absent >&2
 		fi
 		count "$log"
 	done
